@@ -1,0 +1,97 @@
+// Package status serves a node's status HTTP endpoints: /status (JSON with
+// role, version and uptime), /metrics (Prometheus) and /debug/pprof.
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Info describes the node.
+type Info struct {
+	Role      string // "server" (embedded), later "pd", "store", "sql"
+	Version   string
+	GitHash   string
+	Addr      string // the MySQL (or service) address
+	StartTime time.Time
+}
+
+// Status is the JSON document served at /status.
+type Status struct {
+	Role          string  `json:"role"`
+	Version       string  `json:"version"`
+	GitHash       string  `json:"git_hash,omitempty"`
+	Addr          string  `json:"addr,omitempty"`
+	StartTime     string  `json:"start_time"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	GoVersion     string  `json:"go_version"`
+	Goroutines    int     `json:"goroutines"`
+}
+
+// Handler returns the mux serving all status endpoints.
+func Handler(info Info) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		st := Status{
+			Role:          info.Role,
+			Version:       info.Version,
+			GitHash:       info.GitHash,
+			Addr:          info.Addr,
+			StartTime:     info.StartTime.UTC().Format(time.RFC3339),
+			UptimeSeconds: time.Since(info.StartTime).Seconds(),
+			GoVersion:     runtime.Version(),
+			Goroutines:    runtime.NumGoroutine(),
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	})
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// Server is a running status HTTP server.
+type Server struct {
+	srv  *http.Server
+	done chan error
+}
+
+// Serve starts serving the status endpoints on ln in the background.
+func Serve(ln net.Listener, info Info) *Server {
+	s := &Server{
+		srv:  &http.Server{Handler: Handler(info), ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan error, 1),
+	}
+	go func() {
+		err := s.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s
+}
+
+// Close stops the server, giving in-flight requests a moment to finish.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		return s.srv.Close()
+	}
+	return <-s.done
+}
