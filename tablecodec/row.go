@@ -14,8 +14,9 @@ import (
 //
 //	RowVersion                          1 byte
 //	uvarint nNull                       number of NULL columns
+//	uvarint nValue                      number of non-NULL columns
 //	nNull × uvarint idDelta             NULL column ids, ascending
-//	repeated to the end:                non-NULL columns, ascending ids
+//	nValue × (to the end):              non-NULL columns, ascending ids
 //	    uvarint idDelta, uvarint len, value[len]
 //
 // idDelta is the id minus the previous id of the same list (the first is the
@@ -31,7 +32,9 @@ import (
 //
 // NULL columns are listed, not just omitted, so a reader can tell a NULL
 // from a column the writer did not know (added later: it reads as its
-// default). Columns the reader does not ask for are skipped by length.
+// default). Columns the reader does not ask for are skipped by length; a
+// reader stops as soon as it has its columns. nValue lets it notice a value
+// truncated at an entry boundary when it needs a column beyond the cut.
 const RowVersion byte = 0x80
 
 // maxStackCols bounds the column count EncodeRow can sort without
@@ -102,6 +105,7 @@ func EncodeRow(buf []byte, colIDs []int64, values []types.Datum) []byte {
 
 	buf = append(buf, RowVersion)
 	buf = binary.AppendUvarint(buf, uint64(nNull))
+	buf = binary.AppendUvarint(buf, uint64(n-nNull))
 	if nNull > 0 {
 		var last int64
 		for k := 0; k < n; k++ {
@@ -231,7 +235,7 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 	if len(dst) < len(d.cols) {
 		return fmt.Errorf("tablecodec: Decode into %d datums, need %d", len(dst), len(d.cols))
 	}
-	if len(row) < 2 || row[0] != RowVersion {
+	if len(row) < 3 || row[0] != RowVersion {
 		return fmt.Errorf("tablecodec: row value version/length: %w", codec.ErrCorrupt)
 	}
 	nNull, n := binary.Uvarint(row[1:])
@@ -239,6 +243,11 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 		return fmt.Errorf("tablecodec: row null count: %w", codec.ErrCorrupt)
 	}
 	p := 1 + n // read position in row
+	nValue, n := binary.Uvarint(row[p:])
+	if n <= 0 || nValue > uint64(len(row)) {
+		return fmt.Errorf("tablecodec: row value count: %w", codec.ErrCorrupt)
+	}
+	p += n
 	// The NULL id list starts at p; the value stream starts after it.
 	nullStart := p
 	for i := uint64(0); i < nNull; i++ {
@@ -252,12 +261,13 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 	stream := row[p:]
 
 	var (
-		nullID    int64  = -1 // last NULL id read
-		valID     int64  = -1 // id of the current stream entry (-1: none yet)
-		val       []byte      // its value
-		streamN   int64       // running id sum for stream deltas
-		nullSum   int64       // running id sum for null deltas
-		nullsLeft = nNull
+		nullID     int64  = -1 // last NULL id read
+		valID      int64  = -1 // id of the current stream entry (-1: none yet)
+		val        []byte      // its value
+		streamN    int64       // running id sum for stream deltas
+		nullSum    int64       // running id sum for null deltas
+		nullsLeft  = nNull
+		valuesLeft = nValue
 	)
 	for ci := range d.cols {
 		c := &d.cols[ci]
@@ -271,7 +281,8 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 			continue
 		}
 		// Advance the value stream to the first entry with id >= c.id.
-		for valID < c.id && len(stream) > 0 {
+		for valID < c.id && valuesLeft > 0 {
+			valuesLeft--
 			delta, n := binary.Uvarint(stream)
 			if n <= 0 {
 				return fmt.Errorf("tablecodec: row column id: %w", codec.ErrCorrupt)
