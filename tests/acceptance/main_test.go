@@ -10,6 +10,8 @@ package acceptance
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"os/exec"
 	"testing"
@@ -28,6 +30,7 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv("SHOAL_TEST_TARGET"); v != "" {
 		target = v
 	}
+	mysql.SetLogger(log.New(io.Discard, "", 0)) // the driver logs every killed connection
 	code := func() int {
 		if target == "shoal" {
 			dir, err := os.MkdirTemp("", "shoal-acceptance-bin-")
