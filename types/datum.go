@@ -39,13 +39,13 @@ type Datum struct {
 
 // Constructors.
 
-func NewNull() Datum             { return Datum{} }
-func NewInt(v int64) Datum       { return Datum{k: KindInt64, i: v} }
-func NewUint(v uint64) Datum     { return Datum{k: KindUint64, i: int64(v)} }
-func NewFloat(v float64) Datum   { return Datum{k: KindFloat64, i: int64(math.Float64bits(v))} }
-func NewString(v string) Datum   { return Datum{k: KindString, b: []byte(v)} }
+func NewNull() Datum                { return Datum{} }
+func NewInt(v int64) Datum          { return Datum{k: KindInt64, i: v} }
+func NewUint(v uint64) Datum        { return Datum{k: KindUint64, i: int64(v)} }
+func NewFloat(v float64) Datum      { return Datum{k: KindFloat64, i: int64(math.Float64bits(v))} }
+func NewString(v string) Datum      { return Datum{k: KindString, b: []byte(v)} }
 func NewStringBytes(b []byte) Datum { return Datum{k: KindString, b: b} }
-func NewBytes(b []byte) Datum    { return Datum{k: KindBytes, b: b} }
+func NewBytes(b []byte) Datum       { return Datum{k: KindBytes, b: b} }
 
 func NewBool(v bool) Datum {
 	if v {
@@ -56,12 +56,12 @@ func NewBool(v bool) Datum {
 
 // Accessors. Each assumes the matching kind.
 
-func (d Datum) Kind() Kind        { return d.k }
-func (d Datum) IsNull() bool      { return d.k == KindNull }
-func (d Datum) Int() int64        { return d.i }
-func (d Datum) Uint() uint64      { return uint64(d.i) }
-func (d Datum) Float() float64    { return math.Float64frombits(uint64(d.i)) }
-func (d Datum) Bytes() []byte     { return d.b }
+func (d Datum) Kind() Kind          { return d.k }
+func (d Datum) IsNull() bool        { return d.k == KindNull }
+func (d Datum) Int() int64          { return d.i }
+func (d Datum) Uint() uint64        { return uint64(d.i) }
+func (d Datum) Float() float64      { return math.Float64frombits(uint64(d.i)) }
+func (d Datum) Bytes() []byte       { return d.b }
 func (d Datum) StringValue() string { return string(d.b) }
 
 // Clone returns a datum that owns its bytes.

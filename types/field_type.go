@@ -6,13 +6,13 @@ import "github.com/pingcap/tidb/pkg/parser/mysql"
 // codes and flags are MySQL's own (parser/mysql), so the protocol layer can
 // send them unchanged in column definitions.
 type FieldType struct {
-	Tp       byte // mysql.TypeLong, mysql.TypeVarchar, ...
-	Flag     uint // mysql.NotNullFlag, mysql.UnsignedFlag, ...
-	Flen     int  // display width or maximum length in characters
-	Decimal  int  // fractional digits, where it applies
-	Charset  string
-	Collate  string
-	Elems    []string // ENUM/SET members
+	Tp      byte // mysql.TypeLong, mysql.TypeVarchar, ...
+	Flag    uint // mysql.NotNullFlag, mysql.UnsignedFlag, ...
+	Flen    int  // display width or maximum length in characters
+	Decimal int  // fractional digits, where it applies
+	Charset string
+	Collate string
+	Elems   []string // ENUM/SET members
 }
 
 // IsUnsigned reports whether the UNSIGNED flag is set.

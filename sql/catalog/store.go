@@ -1,0 +1,216 @@
+package catalog
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoaldb/shoal/kv"
+)
+
+// Meta keys. All start with 'm', which sorts before every table key ('t').
+var (
+	keySchemaVersion = kv.Key("m\x00ver")
+	keyGlobalID      = kv.Key("m\x00gid")
+	prefixDB         = kv.Key("m\x01db")
+	prefixTable      = kv.Key("m\x02tb")
+	prefixAutoID     = kv.Key("m\x03ai")
+)
+
+func u64(v uint64) []byte { var b [8]byte; binary.BigEndian.PutUint64(b[:], v); return b[:] }
+
+func dbKey(id int64) kv.Key { return append(append(kv.Key{}, prefixDB...), u64(uint64(id))...) }
+func tableKey(dbID, id int64) kv.Key {
+	k := append(append(kv.Key{}, prefixTable...), u64(uint64(dbID))...)
+	return append(k, u64(uint64(id))...)
+}
+func autoIDKey(tableID int64) kv.Key {
+	return append(append(kv.Key{}, prefixAutoID...), u64(uint64(tableID))...)
+}
+
+// Catalog owns the current InfoSchema and runs DDL.
+type Catalog struct {
+	store   kv.Storage
+	current atomic.Pointer[InfoSchema]
+	ddlMu   sync.Mutex
+
+	allocMu sync.Mutex
+	allocs  map[int64]*autoIDAllocator
+}
+
+// Open loads the schema from store.
+func Open(ctx context.Context, store kv.Storage) (*Catalog, error) {
+	c := &Catalog{store: store, allocs: map[int64]*autoIDAllocator{}}
+	if err := c.reload(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// InfoSchema returns the current schema snapshot.
+func (c *Catalog) InfoSchema() *InfoSchema { return c.current.Load() }
+
+func (c *Catalog) reload(ctx context.Context) error {
+	ts, err := c.store.CurrentTS(ctx)
+	if err != nil {
+		return err
+	}
+	snap := c.store.GetSnapshot(ts)
+	var version int64
+	if v, err := snap.Get(ctx, keySchemaVersion); err == nil {
+		version = int64(binary.BigEndian.Uint64(v))
+	} else if !errors.Is(err, kv.ErrNotExist) {
+		return err
+	}
+	is := newInfoSchema(version)
+	dbByID := map[int64]*DBInfo{}
+	if err := scanPrefix(ctx, snap, prefixDB, func(_ kv.Key, v []byte) error {
+		db := &DBInfo{}
+		if err := json.Unmarshal(v, db); err != nil {
+			return fmt.Errorf("catalog: decode database: %w", err)
+		}
+		dbByID[db.ID] = db
+		is.putDB(db)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := scanPrefix(ctx, snap, prefixTable, func(_ kv.Key, v []byte) error {
+		t := &TableInfo{}
+		if err := json.Unmarshal(v, t); err != nil {
+			return fmt.Errorf("catalog: decode table: %w", err)
+		}
+		t.init()
+		if db := dbByID[t.DBID]; db != nil {
+			is.putTable(db, t)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.current.Store(is)
+	return nil
+}
+
+func scanPrefix(ctx context.Context, r kv.Retriever, prefix kv.Key, fn func(k kv.Key, v []byte) error) error {
+	it, err := r.Iter(ctx, prefix, prefix.PrefixNext())
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Valid() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			return err
+		}
+		if err := it.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Mutator is handed to a DDL function: it records schema changes in the DDL
+// transaction and in the next InfoSchema.
+type Mutator struct {
+	txn  kv.Txn
+	next *InfoSchema
+	ctx  context.Context
+}
+
+// Txn is the DDL transaction, for data changes that go with the schema
+// change (index backfill, row deletion).
+func (m *Mutator) Txn() kv.Txn { return m.txn }
+
+// Schema is the schema as changed so far by this DDL.
+func (m *Mutator) Schema() *InfoSchema { return m.next }
+
+// GenID allocates a new global id (database, table).
+func (m *Mutator) GenID() (int64, error) {
+	var id uint64
+	v, err := m.txn.Get(m.ctx, keyGlobalID)
+	if err == nil {
+		id = binary.BigEndian.Uint64(v)
+	} else if !errors.Is(err, kv.ErrNotExist) {
+		return 0, err
+	}
+	id++
+	if err := m.txn.Set(keyGlobalID, u64(id)); err != nil {
+		return 0, err
+	}
+	return int64(id), nil
+}
+
+// PutDB creates or updates a database.
+func (m *Mutator) PutDB(db *DBInfo) error {
+	b, err := json.Marshal(db)
+	if err != nil {
+		return err
+	}
+	m.next.putDB(db)
+	return m.txn.Set(dbKey(db.ID), b)
+}
+
+// DropDB removes a database and its tables' records.
+func (m *Mutator) DropDB(db *DBInfo) error {
+	for _, t := range m.next.Tables(db.Name) {
+		if err := m.txn.Delete(tableKey(db.ID, t.ID)); err != nil {
+			return err
+		}
+		if err := m.txn.Delete(autoIDKey(t.ID)); err != nil {
+			return err
+		}
+	}
+	m.next.dropDB(db)
+	return m.txn.Delete(dbKey(db.ID))
+}
+
+// PutTable creates or updates a table in db.
+func (m *Mutator) PutTable(db *DBInfo, t *TableInfo) error {
+	t.DBID = db.ID
+	t.init()
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	m.next.putTable(db, t)
+	return m.txn.Set(tableKey(db.ID, t.ID), b)
+}
+
+// DropTable removes a table's record.
+func (m *Mutator) DropTable(db *DBInfo, t *TableInfo) error {
+	m.next.dropTable(db, t)
+	if err := m.txn.Delete(autoIDKey(t.ID)); err != nil {
+		return err
+	}
+	return m.txn.Delete(tableKey(db.ID, t.ID))
+}
+
+// DDL runs fn in a new transaction; on success the schema version is bumped
+// and the changed schema published.
+func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
+	c.ddlMu.Lock()
+	defer c.ddlMu.Unlock()
+	cur := c.InfoSchema()
+	txn, err := c.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
+	if err != nil {
+		return err
+	}
+	m := &Mutator{txn: txn, next: cur.clone(cur.version + 1), ctx: ctx}
+	if err := fn(m); err != nil {
+		_ = txn.Rollback()
+		return err
+	}
+	if err := txn.Set(keySchemaVersion, u64(uint64(m.next.version))); err != nil {
+		_ = txn.Rollback()
+		return err
+	}
+	if err := txn.Commit(ctx); err != nil {
+		return err
+	}
+	c.current.Store(m.next)
+	return nil
+}

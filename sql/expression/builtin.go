@@ -1,0 +1,982 @@
+package expression
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/types"
+)
+
+var (
+	errIncorrectArgs          = errno.New(mysql.ErrWrongArguments, "Incorrect arguments to EXECUTE")
+	errSubqueryMoreThanOneRow = errno.NewStd(mysql.ErrSubqueryNo1Row)
+)
+
+type evalFunc func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
+
+// ScalarFunc is an operator or built-in function applied to arguments.
+type ScalarFunc struct {
+	Name          string
+	Args          []Expr
+	Ft            types.FieldType
+	Deterministic bool
+	fn            evalFunc
+}
+
+func (f *ScalarFunc) Eval(ctx *Context, row types.Row) (types.Datum, error) { return f.fn(ctx, f, row) }
+func (f *ScalarFunc) Type() *types.FieldType                                { return &f.Ft }
+
+type builtin struct {
+	minArgs, maxArgs int // maxArgs -1: variadic
+	fn               evalFunc
+	retType          func(args []Expr) types.FieldType
+	nondeterministic bool
+}
+
+var builtins map[string]builtin
+
+// NewFunction binds a function or operator by name.
+func NewFunction(name string, args ...Expr) (Expr, error) {
+	name = strings.ToLower(name)
+	b, ok := builtins[name]
+	if !ok {
+		return nil, errno.New(mysql.ErrSpDoesNotExist, "FUNCTION %s does not exist", name)
+	}
+	if len(args) < b.minArgs || (b.maxArgs >= 0 && len(args) > b.maxArgs) {
+		return nil, errno.New(mysql.ErrWrongParamcountToNativeFct, "Incorrect parameter count in the call to native function '%s'", name)
+	}
+	f := &ScalarFunc{Name: name, Args: args, fn: b.fn, Deterministic: !b.nondeterministic}
+	f.Ft = b.retType(args)
+	return f, nil
+}
+
+// Type helpers.
+
+func intType(args []Expr) types.FieldType {
+	return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+}
+func boolType(args []Expr) types.FieldType {
+	return types.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag}
+}
+func doubleType(args []Expr) types.FieldType {
+	return types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: -1, Flag: mysql.BinaryFlag}
+}
+func stringType(args []Expr) types.FieldType {
+	n := 0
+	for _, a := range args {
+		n += a.Type().Flen
+	}
+	return types.FieldType{Tp: mysql.TypeVarString, Flen: n, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+}
+func firstArgType(args []Expr) types.FieldType { return *args[0].Type() }
+
+func isFloatType(ft *types.FieldType) bool {
+	return ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.IsString() && ft.Tp != mysql.TypeNewDecimal
+}
+
+// arithType: integer when both sides are integers, decimal when a side is,
+// double otherwise (strings convert to double).
+func arithType(args []Expr) types.FieldType {
+	dec, isDec, isFloat, unsigned := 0, false, false, true
+	for _, a := range args {
+		ft := a.Type()
+		switch {
+		case ft.Tp == mysql.TypeNewDecimal:
+			isDec = true
+			if ft.Decimal > dec {
+				dec = ft.Decimal
+			}
+		case ft.IsInteger():
+		case ft.Tp == mysql.TypeNull:
+		default:
+			isFloat = true
+		}
+		if !ft.IsUnsigned() {
+			unsigned = false
+		}
+	}
+	switch {
+	case isFloat:
+		return doubleType(args)
+	case isDec:
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+	}
+	ft := intType(args)
+	if unsigned {
+		ft.Flag |= mysql.UnsignedFlag
+	}
+	return ft
+}
+
+func divType(args []Expr) types.FieldType {
+	at := arithType(args)
+	if at.Tp == mysql.TypeDouble {
+		return at
+	}
+	dec := 0
+	for _, a := range args {
+		if d := a.Type().Decimal; d > dec && a.Type().Tp == mysql.TypeNewDecimal {
+			dec = d
+		}
+	}
+	return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: min(dec+4, 30), Flag: mysql.BinaryFlag}
+}
+
+func evalArgs2(ctx *Context, f *ScalarFunc, row types.Row) (a, b types.Datum, null bool, err error) {
+	a, err = f.Args[0].Eval(ctx, row)
+	if err != nil || a.IsNull() {
+		return a, b, true, err
+	}
+	b, err = f.Args[1].Eval(ctx, row)
+	if err != nil || b.IsNull() {
+		return a, b, true, err
+	}
+	return a, b, false, nil
+}
+
+func overflow(op string, a, b types.Datum) error {
+	return errno.New(mysql.ErrDataOutOfRange, "BIGINT value is out of range in '(%s %s %s)'", a.String(), op, b.String())
+}
+
+func isIntResult(f *ScalarFunc) bool { return f.Ft.Tp == mysql.TypeLonglong }
+
+func arith(op byte) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		a, b, null, err := evalArgs2(ctx, f, row)
+		if null || err != nil {
+			return types.Datum{}, err
+		}
+		if isIntResult(f) {
+			if f.Ft.IsUnsigned() {
+				x, y := a.Uint(), b.Uint()
+				if a.Kind() == types.KindInt64 {
+					x = uint64(a.Int())
+				}
+				if b.Kind() == types.KindInt64 {
+					y = uint64(b.Int())
+				}
+				switch op {
+				case '+':
+					if x+y < x {
+						return types.Datum{}, overflow("+", a, b)
+					}
+					return types.NewUint(x + y), nil
+				case '-':
+					if x < y {
+						return types.Datum{}, overflow("-", a, b)
+					}
+					return types.NewUint(x - y), nil
+				case '*':
+					if x != 0 && (x*y)/x != y {
+						return types.Datum{}, overflow("*", a, b)
+					}
+					return types.NewUint(x * y), nil
+				}
+			}
+			x, ok1 := a.ToInt()
+			y, ok2 := b.ToInt()
+			if !ok1 || !ok2 {
+				return types.Datum{}, overflow(string(op), a, b)
+			}
+			switch op {
+			case '+':
+				r := x + y
+				if (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0) {
+					return types.Datum{}, overflow("+", a, b)
+				}
+				return types.NewInt(r), nil
+			case '-':
+				r := x - y
+				if (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0) {
+					return types.Datum{}, overflow("-", a, b)
+				}
+				return types.NewInt(r), nil
+			case '*':
+				if x == 0 || y == 0 {
+					return types.NewInt(0), nil
+				}
+				r := x * y
+				if r/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) {
+					return types.Datum{}, overflow("*", a, b)
+				}
+				return types.NewInt(r), nil
+			}
+		}
+		x, y := a.ToFloat(), b.ToFloat()
+		var r float64
+		switch op {
+		case '+':
+			r = x + y
+		case '-':
+			r = x - y
+		case '*':
+			r = x * y
+		}
+		if math.IsInf(r, 0) {
+			return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "DOUBLE value is out of range")
+		}
+		return types.NewFloat(r), nil
+	}
+}
+
+func divByZero(ctx *Context) (types.Datum, error) {
+	ctx.AppendWarning(errno.New(mysql.ErrDivisionByZero, "Division by 0"))
+	return types.Datum{}, nil
+}
+
+func evalDiv(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, b, null, err := evalArgs2(ctx, f, row)
+	if null || err != nil {
+		return types.Datum{}, err
+	}
+	y := b.ToFloat()
+	if y == 0 {
+		return divByZero(ctx)
+	}
+	return types.NewFloat(a.ToFloat() / y), nil
+}
+
+func evalIntDiv(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, b, null, err := evalArgs2(ctx, f, row)
+	if null || err != nil {
+		return types.Datum{}, err
+	}
+	if a.Kind() == types.KindInt64 && b.Kind() == types.KindInt64 {
+		if b.Int() == 0 {
+			return divByZero(ctx)
+		}
+		if a.Int() == math.MinInt64 && b.Int() == -1 {
+			return types.Datum{}, overflow("DIV", a, b)
+		}
+		return types.NewInt(a.Int() / b.Int()), nil
+	}
+	y := b.ToFloat()
+	if y == 0 {
+		return divByZero(ctx)
+	}
+	return types.NewFloat(a.ToFloat() / y).ToIntDatum(), nil
+}
+
+func evalMod(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, b, null, err := evalArgs2(ctx, f, row)
+	if null || err != nil {
+		return types.Datum{}, err
+	}
+	if isIntResult(f) {
+		x, _ := a.ToInt()
+		y, _ := b.ToInt()
+		if y == 0 {
+			return divByZero(ctx)
+		}
+		if y == -1 {
+			return types.NewInt(0), nil
+		}
+		return types.NewInt(x % y), nil
+	}
+	y := b.ToFloat()
+	if y == 0 {
+		return divByZero(ctx)
+	}
+	return types.NewFloat(math.Mod(a.ToFloat(), y)), nil
+}
+
+func cmpFunc(op string) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		a, b, null, err := evalArgs2(ctx, f, row)
+		if null || err != nil {
+			return types.Datum{}, err
+		}
+		return types.NewBool(compareOp(op, CompareForArgs(f.Args[0], f.Args[1], a, b))), nil
+	}
+}
+
+// CompareForArgs compares two values of the given expressions, using a
+// case-insensitive comparison when either side has a _ci collation.
+func CompareForArgs(ea, eb Expr, a, b types.Datum) int {
+	if isCI(ea.Type()) || isCI(eb.Type()) {
+		return types.CompareCI(a, b)
+	}
+	return types.Compare(a, b)
+}
+
+func isCI(ft *types.FieldType) bool { return strings.HasSuffix(ft.Collate, "_ci") }
+
+func evalNullEQ(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, err := f.Args[0].Eval(ctx, row)
+	if err != nil {
+		return a, err
+	}
+	b, err := f.Args[1].Eval(ctx, row)
+	if err != nil {
+		return b, err
+	}
+	if a.IsNull() || b.IsNull() {
+		return types.NewBool(a.IsNull() && b.IsNull()), nil
+	}
+	return types.NewBool(CompareForArgs(f.Args[0], f.Args[1], a, b) == 0), nil
+}
+
+func evalAnd(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	null := false
+	for _, arg := range f.Args {
+		d, err := arg.Eval(ctx, row)
+		if err != nil {
+			return d, err
+		}
+		v, ok := d.ToBool()
+		if !ok {
+			null = true
+		} else if !v {
+			return types.NewInt(0), nil
+		}
+	}
+	if null {
+		return types.Datum{}, nil
+	}
+	return types.NewInt(1), nil
+}
+
+func evalOr(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	null := false
+	for _, arg := range f.Args {
+		d, err := arg.Eval(ctx, row)
+		if err != nil {
+			return d, err
+		}
+		v, ok := d.ToBool()
+		if !ok {
+			null = true
+		} else if v {
+			return types.NewInt(1), nil
+		}
+	}
+	if null {
+		return types.Datum{}, nil
+	}
+	return types.NewInt(0), nil
+}
+
+func evalXor(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, b, null, err := evalArgs2(ctx, f, row)
+	if null || err != nil {
+		return types.Datum{}, err
+	}
+	x, _ := a.ToBool()
+	y, _ := b.ToBool()
+	return types.NewBool(x != y), nil
+}
+
+func evalNot(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return types.Datum{}, err
+	}
+	v, _ := d.ToBool()
+	return types.NewBool(!v), nil
+}
+
+func evalNeg(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return types.Datum{}, err
+	}
+	switch d.Kind() {
+	case types.KindInt64:
+		if d.Int() == math.MinInt64 {
+			return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "BIGINT value is out of range in '-(%d)'", d.Int())
+		}
+		return types.NewInt(-d.Int()), nil
+	case types.KindUint64:
+		if d.Uint() > 1<<63 {
+			return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "BIGINT value is out of range in '-(%d)'", d.Uint())
+		}
+		return types.NewInt(-int64(d.Uint())), nil
+	}
+	return types.NewFloat(-d.ToFloat()), nil
+}
+
+func evalIsNull(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil {
+		return d, err
+	}
+	return types.NewBool(d.IsNull()), nil
+}
+
+func evalIsTrue(want bool) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		d, err := f.Args[0].Eval(ctx, row)
+		if err != nil {
+			return d, err
+		}
+		v, ok := d.ToBool()
+		return types.NewBool(ok && v == want), nil
+	}
+}
+
+// evalIn: args[0] IN (args[1:]).
+func evalIn(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	l, err := f.Args[0].Eval(ctx, row)
+	if err != nil || l.IsNull() {
+		return types.Datum{}, err
+	}
+	null := false
+	for _, a := range f.Args[1:] {
+		r, err := a.Eval(ctx, row)
+		if err != nil {
+			return r, err
+		}
+		if r.IsNull() {
+			null = true
+			continue
+		}
+		if CompareForArgs(f.Args[0], a, l, r) == 0 {
+			return types.NewInt(1), nil
+		}
+	}
+	if null {
+		return types.Datum{}, nil
+	}
+	return types.NewInt(0), nil
+}
+
+func evalLike(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, b, null, err := evalArgs2(ctx, f, row)
+	if null || err != nil {
+		return types.Datum{}, err
+	}
+	escape := byte('\\')
+	if len(f.Args) > 2 {
+		e, err := f.Args[2].Eval(ctx, row)
+		if err != nil {
+			return e, err
+		}
+		if len(e.Bytes()) > 0 {
+			escape = e.Bytes()[0]
+		}
+	}
+	s, p := toStr(a), toStr(b)
+	ci := isCI(f.Args[0].Type()) || isCI(f.Args[1].Type())
+	if ci {
+		s, p = bytes.ToLower(s), bytes.ToLower(p)
+	}
+	return types.NewBool(likeMatch(s, p, escape)), nil
+}
+
+func likeMatch(s, p []byte, esc byte) bool {
+	for len(p) > 0 {
+		c := p[0]
+		switch {
+		case c == esc && len(p) > 1:
+			if len(s) == 0 || s[0] != p[1] {
+				return false
+			}
+			s, p = s[1:], p[2:]
+		case c == '%':
+			for len(p) > 0 && p[0] == '%' {
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if likeMatch(s[i:], p, esc) {
+					return true
+				}
+			}
+			return false
+		case c == '_':
+			if len(s) == 0 {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		default:
+			if len(s) == 0 || s[0] != c {
+				return false
+			}
+			s, p = s[1:], p[1:]
+		}
+	}
+	return len(s) == 0
+}
+
+func toStr(d types.Datum) []byte {
+	switch d.Kind() {
+	case types.KindString, types.KindBytes:
+		return d.Bytes()
+	}
+	return d.AppendText(nil)
+}
+
+// evalCase: args are [operand?] (when, then)* [else]; Ft.Elems unused. The
+// operand form is encoded by the planner as a leading arg with name
+// "case_operand"; here a flag in Ft would be clumsy, so two funcs exist.
+func evalCaseWhen(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	n := len(f.Args)
+	for i := 0; i+1 < n; i += 2 {
+		c, err := f.Args[i].Eval(ctx, row)
+		if err != nil {
+			return c, err
+		}
+		if v, ok := c.ToBool(); ok && v {
+			return castResult(f, f.Args[i+1], ctx, row)
+		}
+	}
+	if n%2 == 1 {
+		return castResult(f, f.Args[n-1], ctx, row)
+	}
+	return types.Datum{}, nil
+}
+
+func evalCaseOperand(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	op, err := f.Args[0].Eval(ctx, row)
+	if err != nil {
+		return op, err
+	}
+	n := len(f.Args)
+	for i := 1; i+1 < n; i += 2 {
+		w, err := f.Args[i].Eval(ctx, row)
+		if err != nil {
+			return w, err
+		}
+		if !op.IsNull() && !w.IsNull() && CompareForArgs(f.Args[0], f.Args[i], op, w) == 0 {
+			return castResult(f, f.Args[i+1], ctx, row)
+		}
+	}
+	if (n-1)%2 == 1 {
+		return castResult(f, f.Args[n-1], ctx, row)
+	}
+	return types.Datum{}, nil
+}
+
+// castResult evaluates e and converts it to f's result type class, so that a
+// CASE/IF/COALESCE mixing ints and strings returns one kind.
+func castResult(f *ScalarFunc, e Expr, ctx *Context, row types.Row) (types.Datum, error) {
+	d, err := e.Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return d, err
+	}
+	return ConvertTo(d, &f.Ft), nil
+}
+
+// ConvertTo converts d to the value class of ft (int, double, string).
+func ConvertTo(d types.Datum, ft *types.FieldType) types.Datum {
+	if d.IsNull() {
+		return d
+	}
+	switch {
+	case ft.IsInteger():
+		if ft.IsUnsigned() && d.Kind() == types.KindUint64 {
+			return d
+		}
+		if d.Kind() == types.KindInt64 {
+			return d
+		}
+		v, _ := d.ToInt()
+		return types.NewInt(v)
+	case ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeNewDecimal:
+		if d.Kind() == types.KindFloat64 || ft.Tp == mysql.TypeNewDecimal && (d.Kind() == types.KindInt64 || d.Kind() == types.KindUint64) {
+			return d
+		}
+		return types.NewFloat(d.ToFloat())
+	case ft.IsString():
+		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
+			return d
+		}
+		return types.NewStringBytes(d.AppendText(nil))
+	}
+	return d
+}
+
+// unifiedType is the result type of CASE/IF/COALESCE over the given value
+// expressions.
+func unifiedType(args []Expr) types.FieldType {
+	var res *types.FieldType
+	for _, a := range args {
+		ft := a.Type()
+		if ft.Tp == mysql.TypeNull {
+			continue
+		}
+		if res == nil {
+			c := *ft
+			res = &c
+			continue
+		}
+		switch {
+		case res.IsInteger() && ft.IsInteger():
+			if ft.Flen > res.Flen {
+				res.Flen = ft.Flen
+			}
+			if !ft.IsUnsigned() {
+				res.Flag &^= mysql.UnsignedFlag
+			}
+		case (res.IsInteger() || res.Tp == mysql.TypeNewDecimal) && (ft.IsInteger() || ft.Tp == mysql.TypeNewDecimal):
+			if ft.Tp == mysql.TypeNewDecimal {
+				dec := max(res.Decimal, ft.Decimal)
+				*res = *ft
+				res.Decimal = dec
+			}
+		case isNumericType(res) && isNumericType(ft):
+			*res = doubleType(nil)
+		default:
+			n := max(res.Flen, ft.Flen)
+			*res = stringType(nil)
+			res.Flen = n
+		}
+	}
+	if res == nil {
+		return types.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
+	}
+	res.Flag &^= mysql.NotNullFlag | mysql.PriKeyFlag | mysql.UniqueKeyFlag | mysql.MultipleKeyFlag | mysql.AutoIncrementFlag
+	return *res
+}
+
+func isNumericType(ft *types.FieldType) bool {
+	return ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeNewDecimal
+}
+
+func caseWhenType(args []Expr) types.FieldType {
+	var vals []Expr
+	n := len(args)
+	for i := 1; i < n; i += 2 {
+		vals = append(vals, args[i])
+	}
+	if n%2 == 1 {
+		vals = append(vals, args[n-1])
+	}
+	return unifiedType(vals)
+}
+
+func caseOperandType(args []Expr) types.FieldType {
+	return caseWhenType(args[1:])
+}
+
+func evalIf(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	c, err := f.Args[0].Eval(ctx, row)
+	if err != nil {
+		return c, err
+	}
+	if v, ok := c.ToBool(); ok && v {
+		return castResult(f, f.Args[1], ctx, row)
+	}
+	return castResult(f, f.Args[2], ctx, row)
+}
+
+func evalCoalesce(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	for _, a := range f.Args {
+		d, err := a.Eval(ctx, row)
+		if err != nil {
+			return d, err
+		}
+		if !d.IsNull() {
+			return ConvertTo(d, &f.Ft), nil
+		}
+	}
+	return types.Datum{}, nil
+}
+
+func evalNullIf(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	a, err := f.Args[0].Eval(ctx, row)
+	if err != nil || a.IsNull() {
+		return a, err
+	}
+	b, err := f.Args[1].Eval(ctx, row)
+	if err != nil {
+		return b, err
+	}
+	if !b.IsNull() && CompareForArgs(f.Args[0], f.Args[1], a, b) == 0 {
+		return types.Datum{}, nil
+	}
+	return a, nil
+}
+
+func evalAbs(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return d, err
+	}
+	switch d.Kind() {
+	case types.KindInt64:
+		if d.Int() < 0 {
+			if d.Int() == math.MinInt64 {
+				return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "BIGINT value is out of range in 'abs(%d)'", d.Int())
+			}
+			return types.NewInt(-d.Int()), nil
+		}
+		return d, nil
+	case types.KindUint64:
+		return d, nil
+	}
+	return types.NewFloat(math.Abs(d.ToFloat())), nil
+}
+
+func numFunc1(fn func(float64) float64) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		d, err := f.Args[0].Eval(ctx, row)
+		if err != nil || d.IsNull() {
+			return d, err
+		}
+		if (d.Kind() == types.KindInt64 || d.Kind() == types.KindUint64) && f.Ft.IsInteger() {
+			return d, nil
+		}
+		r := fn(d.ToFloat())
+		if f.Ft.IsInteger() {
+			return types.NewFloat(r).ToIntDatum(), nil
+		}
+		return types.NewFloat(r), nil
+	}
+}
+
+func roundType(args []Expr) types.FieldType {
+	if args[0].Type().IsInteger() {
+		return intType(args)
+	}
+	if len(args) == 1 && args[0].Type().Tp == mysql.TypeNewDecimal {
+		return intType(args)
+	}
+	return doubleType(args)
+}
+
+func evalRound(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return d, err
+	}
+	places := int64(0)
+	if len(f.Args) > 1 {
+		p, err := f.Args[1].Eval(ctx, row)
+		if err != nil || p.IsNull() {
+			return types.Datum{}, err
+		}
+		places, _ = p.ToInt()
+	}
+	if d.Kind() == types.KindInt64 && places >= 0 {
+		return d, nil
+	}
+	scale := math.Pow(10, float64(places))
+	r := math.Round(d.ToFloat()*scale) / scale
+	if f.Ft.IsInteger() {
+		return types.NewFloat(r).ToIntDatum(), nil
+	}
+	return types.NewFloat(r), nil
+}
+
+func evalConcat(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	var buf []byte
+	for _, a := range f.Args {
+		d, err := a.Eval(ctx, row)
+		if err != nil || d.IsNull() {
+			return types.Datum{}, err
+		}
+		buf = append(buf, toStr(d)...)
+	}
+	if buf == nil {
+		buf = []byte{}
+	}
+	return types.NewStringBytes(buf), nil
+}
+
+func evalConcatWS(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	sep, err := f.Args[0].Eval(ctx, row)
+	if err != nil || sep.IsNull() {
+		return types.Datum{}, err
+	}
+	buf := []byte{}
+	first := true
+	for _, a := range f.Args[1:] {
+		d, err := a.Eval(ctx, row)
+		if err != nil {
+			return d, err
+		}
+		if d.IsNull() {
+			continue
+		}
+		if !first {
+			buf = append(buf, toStr(sep)...)
+		}
+		first = false
+		buf = append(buf, toStr(d)...)
+	}
+	return types.NewStringBytes(buf), nil
+}
+
+func strFunc1(fn func([]byte) types.Datum) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		d, err := f.Args[0].Eval(ctx, row)
+		if err != nil || d.IsNull() {
+			return d, err
+		}
+		return fn(toStr(d)), nil
+	}
+}
+
+func evalSubstring(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	d, err := f.Args[0].Eval(ctx, row)
+	if err != nil || d.IsNull() {
+		return types.Datum{}, err
+	}
+	p, err := f.Args[1].Eval(ctx, row)
+	if err != nil || p.IsNull() {
+		return types.Datum{}, err
+	}
+	rs := []rune(string(toStr(d)))
+	pos, _ := p.ToInt()
+	n := int64(len(rs))
+	length := n
+	if len(f.Args) > 2 {
+		l, err := f.Args[2].Eval(ctx, row)
+		if err != nil || l.IsNull() {
+			return types.Datum{}, err
+		}
+		length, _ = l.ToInt()
+	}
+	if pos < 0 {
+		pos = n + pos + 1
+	}
+	if pos < 1 || pos > n || length <= 0 {
+		return types.NewString(""), nil
+	}
+	end := pos - 1 + length
+	if end > n {
+		end = n
+	}
+	return types.NewString(string(rs[pos-1 : end])), nil
+}
+
+func evalGreatestLeast(greatest bool) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		var res types.Datum
+		for i, a := range f.Args {
+			d, err := a.Eval(ctx, row)
+			if err != nil || d.IsNull() {
+				return types.Datum{}, err
+			}
+			c := types.Compare(d, res)
+			if i == 0 || (greatest && c > 0) || (!greatest && c < 0) {
+				res = d
+			}
+		}
+		return ConvertTo(res, &f.Ft), nil
+	}
+}
+
+func evalSession(get func(s SessionInfo) types.Datum) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		if ctx.Session == nil {
+			return types.Datum{}, nil
+		}
+		return get(ctx.Session), nil
+	}
+}
+
+// ToIntDatum rounds a float datum to an integer datum.
+func init() {
+	b1 := func(fn evalFunc, rt func([]Expr) types.FieldType) builtin { return builtin{1, 1, fn, rt, false} }
+	b2 := func(fn evalFunc, rt func([]Expr) types.FieldType) builtin { return builtin{2, 2, fn, rt, false} }
+	builtins = map[string]builtin{
+		"plus":             b2(arith('+'), arithType),
+		"minus":            b2(arith('-'), arithType),
+		"mul":              b2(arith('*'), arithType),
+		"div":              b2(evalDiv, divType),
+		"intdiv":           b2(evalIntDiv, intType),
+		"mod":              b2(evalMod, arithType),
+		"eq":               b2(cmpFunc("eq"), boolType),
+		"ne":               b2(cmpFunc("ne"), boolType),
+		"lt":               b2(cmpFunc("lt"), boolType),
+		"le":               b2(cmpFunc("le"), boolType),
+		"gt":               b2(cmpFunc("gt"), boolType),
+		"ge":               b2(cmpFunc("ge"), boolType),
+		"nulleq":           b2(evalNullEQ, boolType),
+		"and":              {2, -1, evalAnd, boolType, false},
+		"or":               {2, -1, evalOr, boolType, false},
+		"xor":              b2(evalXor, boolType),
+		"not":              b1(evalNot, boolType),
+		"unaryminus":       b1(evalNeg, firstArgTypeSigned),
+		"isnull":           b1(evalIsNull, boolType),
+		"istrue":           b1(evalIsTrue(true), boolType),
+		"isfalse":          b1(evalIsTrue(false), boolType),
+		"in":               {2, -1, evalIn, boolType, false},
+		"like":             {2, 3, evalLike, boolType, false},
+		"case":             {1, -1, evalCaseWhen, caseWhenType, false},
+		"case_operand":     {2, -1, evalCaseOperand, caseOperandType, false},
+		"if":               {3, 3, evalIf, func(a []Expr) types.FieldType { return unifiedType(a[1:]) }, false},
+		"ifnull":           b2(evalCoalesce, unifiedType),
+		"coalesce":         {1, -1, evalCoalesce, unifiedType, false},
+		"nullif":           b2(evalNullIf, firstArgType),
+		"abs":              b1(evalAbs, firstArgTypeSigned),
+		"floor":            b1(numFunc1(math.Floor), roundType1),
+		"ceil":             b1(numFunc1(math.Ceil), roundType1),
+		"ceiling":          b1(numFunc1(math.Ceil), roundType1),
+		"sqrt":             b1(numFunc1(math.Sqrt), doubleType),
+		"round":            {1, 2, evalRound, roundType, false},
+		"greatest":         {2, -1, evalGreatestLeast(true), unifiedType, false},
+		"least":            {2, -1, evalGreatestLeast(false), unifiedType, false},
+		"concat":           {1, -1, evalConcat, stringType, false},
+		"concat_ws":        {2, -1, evalConcatWS, stringType, false},
+		"length":           b1(strFunc1(func(b []byte) types.Datum { return types.NewInt(int64(len(b))) }), intType),
+		"octet_length":     b1(strFunc1(func(b []byte) types.Datum { return types.NewInt(int64(len(b))) }), intType),
+		"char_length":      b1(strFunc1(func(b []byte) types.Datum { return types.NewInt(int64(len([]rune(string(b))))) }), intType),
+		"character_length": b1(strFunc1(func(b []byte) types.Datum { return types.NewInt(int64(len([]rune(string(b))))) }), intType),
+		"upper":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.ToUpper(string(b))) }), firstArgStringType),
+		"ucase":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.ToUpper(string(b))) }), firstArgStringType),
+		"lower":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.ToLower(string(b))) }), firstArgStringType),
+		"lcase":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.ToLower(string(b))) }), firstArgStringType),
+		"trim":             b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.Trim(string(b), " ")) }), firstArgStringType),
+		"ltrim":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.TrimLeft(string(b), " ")) }), firstArgStringType),
+		"rtrim":            b1(strFunc1(func(b []byte) types.Datum { return types.NewString(strings.TrimRight(string(b), " ")) }), firstArgStringType),
+		"substring":        {2, 3, evalSubstring, firstArgStringType, false},
+		"substr":           {2, 3, evalSubstring, firstArgStringType, false},
+		"database":         {0, 0, evalSession(func(s SessionInfo) types.Datum { return nullIfEmpty(s.CurrentDB()) }), stringType, true},
+		"schema":           {0, 0, evalSession(func(s SessionInfo) types.Datum { return nullIfEmpty(s.CurrentDB()) }), stringType, true},
+		"user":             {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
+		"current_user":     {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
+		"session_user":     {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
+		"system_user":      {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
+		"connection_id":    {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewUint(s.ConnectionID()) }), intType, true},
+		"last_insert_id":   {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewUint(s.LastInsertID()) }), intType, true},
+		"version":          {0, 0, evalSession(func(s SessionInfo) types.Datum { v, _ := s.SysVar("version"); return v }), stringType, true},
+	}
+}
+
+func nullIfEmpty(s string) types.Datum {
+	if s == "" {
+		return types.Datum{}
+	}
+	return types.NewString(s)
+}
+
+func firstArgTypeSigned(args []Expr) types.FieldType {
+	ft := *args[0].Type()
+	ft.Flag &^= mysql.UnsignedFlag | mysql.NotNullFlag | mysql.PriKeyFlag | mysql.AutoIncrementFlag | mysql.UniqueKeyFlag | mysql.MultipleKeyFlag
+	if ft.IsString() && ft.Tp != mysql.TypeNewDecimal {
+		return doubleType(args)
+	}
+	if ft.IsInteger() {
+		ft.Tp = mysql.TypeLonglong
+	}
+	return ft
+}
+
+func roundType1(args []Expr) types.FieldType {
+	ft := args[0].Type()
+	if ft.IsInteger() || ft.Tp == mysql.TypeNewDecimal {
+		return intType(args)
+	}
+	return doubleType(args)
+}
+
+func firstArgStringType(args []Expr) types.FieldType {
+	ft := stringType(args[:1])
+	if args[0].Type().IsBinary() {
+		ft.Charset, ft.Collate = "binary", "binary"
+	}
+	return ft
+}
+
+var _ = fmt.Sprintf
+var _ = strconv.Itoa

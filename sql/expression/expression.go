@@ -1,0 +1,277 @@
+// Package expression evaluates scalar SQL expressions over rows: column
+// references, constants, prepared-statement parameters, operators and
+// built-in functions, with MySQL's NULL semantics and implicit conversions.
+//
+// Invariants:
+//   - Expressions are immutable after planning and safe to share between
+//     executions of a cached plan; per-execution state (parameters, the
+//     session's warnings, subquery runners) lives in the Context.
+//   - Any operand NULL makes an operator NULL, except where MySQL says
+//     otherwise (AND/OR three-valued logic, IS NULL, IFNULL, COALESCE, <=>).
+package expression
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/types"
+)
+
+// Context carries what an evaluation needs beyond the row.
+type Context struct {
+	Params []types.Datum
+	// Session is the session's view for functions such as DATABASE().
+	Session SessionInfo
+	// Warnings collects warnings raised during evaluation.
+	Warnings []error
+	// Subquery evaluates subquery i of the statement with the given outer
+	// row (correlated references read it).
+	Subquery func(id int, outer types.Row) ([]types.Row, error)
+	// Outer is the stack of enclosing queries' current rows.
+	Outer []types.Row
+	// Vars reads user and system variables.
+	Vars func(name string, system, global bool) (types.Datum, error)
+}
+
+// SessionInfo is what built-in functions may ask of the session.
+type SessionInfo interface {
+	CurrentDB() string
+	User() string
+	ConnectionID() uint64
+	LastInsertID() uint64
+	SysVar(name string) (types.Datum, bool)
+}
+
+// AppendWarning records a warning.
+func (c *Context) AppendWarning(err error) { c.Warnings = append(c.Warnings, err) }
+
+// Expr is a scalar expression.
+type Expr interface {
+	Eval(ctx *Context, row types.Row) (types.Datum, error)
+	Type() *types.FieldType
+}
+
+// Column reads one column of the input row.
+type Column struct {
+	Index int
+	Ft    types.FieldType
+	Name  string
+}
+
+func (c *Column) Eval(_ *Context, row types.Row) (types.Datum, error) { return row[c.Index], nil }
+func (c *Column) Type() *types.FieldType                              { return &c.Ft }
+
+// Constant is a literal.
+type Constant struct {
+	Value types.Datum
+	Ft    types.FieldType
+}
+
+func (c *Constant) Eval(*Context, types.Row) (types.Datum, error) { return c.Value, nil }
+func (c *Constant) Type() *types.FieldType                        { return &c.Ft }
+
+// Param is a prepared-statement parameter (?), read from the Context.
+type Param struct {
+	Index int
+	Ft    types.FieldType
+}
+
+func (p *Param) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
+	if p.Index >= len(ctx.Params) {
+		return types.Datum{}, errIncorrectArgs
+	}
+	return ctx.Params[p.Index], nil
+}
+func (p *Param) Type() *types.FieldType { return &p.Ft }
+
+// NewConstant builds a constant with the type MySQL gives the literal.
+func NewConstant(d types.Datum) *Constant {
+	return &Constant{Value: d, Ft: TypeOfDatum(d)}
+}
+
+// TypeOfDatum is the field type of a literal.
+func TypeOfDatum(d types.Datum) types.FieldType {
+	switch d.Kind() {
+	case types.KindInt64:
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+	case types.KindUint64:
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
+	case types.KindFloat64:
+		return types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: -1, Flag: mysql.BinaryFlag}
+	case types.KindNull:
+		return types.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
+	case types.KindBytes:
+		return types.FieldType{Tp: mysql.TypeVarString, Flen: len(d.Bytes()), Charset: "binary", Flag: mysql.BinaryFlag}
+	default:
+		return types.FieldType{Tp: mysql.TypeVarString, Flen: len(d.Bytes()), Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	}
+}
+
+// Columns appends the column indexes e reads.
+func Columns(e Expr, out []int) []int {
+	switch x := e.(type) {
+	case *Column:
+		return append(out, x.Index)
+	case *ScalarFunc:
+		for _, a := range x.Args {
+			out = Columns(a, out)
+		}
+	case *Subquery:
+		out = append(out, x.OuterRefs...)
+	}
+	return out
+}
+
+// IsConstant reports whether e reads no column (it may read parameters).
+func IsConstant(e Expr) bool {
+	switch x := e.(type) {
+	case *Constant, *Param:
+		return true
+	case *ScalarFunc:
+		if !x.Deterministic {
+			return false
+		}
+		for _, a := range x.Args {
+			if !IsConstant(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Subquery evaluates a subquery through the Context. Mode says how its rows
+// become a value.
+type Subquery struct {
+	ID   int
+	Mode SubqueryMode
+	// OuterRefs are the outer-row column indexes the subquery reads.
+	OuterRefs []int
+	// Correlated subqueries are evaluated per outer row; others once per
+	// execution (cached in Context by the runner).
+	Correlated bool
+	Ft         types.FieldType
+	// Left and Op are for IN / comparison-ANY/ALL forms.
+	Left Expr
+	Op   string
+	All  bool
+}
+
+// SubqueryMode is how a subquery is used.
+type SubqueryMode uint8
+
+const (
+	SubqueryScalar SubqueryMode = iota
+	SubqueryExists
+	SubqueryIn      // Left IN (subquery)
+	SubqueryCompare // Left Op ANY/ALL (subquery)
+)
+
+func (s *Subquery) Type() *types.FieldType { return &s.Ft }
+
+func (s *Subquery) Eval(ctx *Context, row types.Row) (types.Datum, error) {
+	rows, err := ctx.Subquery(s.ID, row)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	switch s.Mode {
+	case SubqueryExists:
+		return types.NewBool(len(rows) > 0), nil
+	case SubqueryScalar:
+		if len(rows) == 0 {
+			return types.Datum{}, nil
+		}
+		if len(rows) > 1 {
+			return types.Datum{}, errSubqueryMoreThanOneRow
+		}
+		return rows[0][0], nil
+	case SubqueryIn, SubqueryCompare:
+		l, err := s.Left.Eval(ctx, row)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		op := s.Op
+		if s.Mode == SubqueryIn {
+			op = "eq"
+		}
+		sawNull := false
+		if l.IsNull() {
+			if len(rows) == 0 {
+				return types.NewBool(s.All), nil
+			}
+			return types.Datum{}, nil
+		}
+		for _, r := range rows {
+			if r[0].IsNull() {
+				sawNull = true
+				continue
+			}
+			ok := compareOp(op, types.Compare(l, r[0]))
+			if s.All && !ok {
+				return types.NewBool(false), nil
+			}
+			if !s.All && ok {
+				return types.NewBool(true), nil
+			}
+		}
+		if sawNull {
+			return types.Datum{}, nil
+		}
+		return types.NewBool(s.All), nil
+	}
+	return types.Datum{}, nil
+}
+
+func compareOp(op string, c int) bool {
+	switch op {
+	case "eq":
+		return c == 0
+	case "ne":
+		return c != 0
+	case "lt":
+		return c < 0
+	case "le":
+		return c <= 0
+	case "gt":
+		return c > 0
+	case "ge":
+		return c >= 0
+	}
+	return false
+}
+
+// OuterColumn reads a column of an enclosing query's current row (a
+// correlated reference); Depth 1 is the immediately enclosing query.
+type OuterColumn struct {
+	Depth int
+	Index int
+	Ft    types.FieldType
+}
+
+func (c *OuterColumn) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
+	n := len(ctx.Outer)
+	if c.Depth > n {
+		return types.Datum{}, nil
+	}
+	row := ctx.Outer[n-c.Depth]
+	if c.Index >= len(row) {
+		return types.Datum{}, nil
+	}
+	return row[c.Index], nil
+}
+func (c *OuterColumn) Type() *types.FieldType { return &c.Ft }
+
+// Variable reads a user (@x) or system (@@x) variable at run time.
+type Variable struct {
+	Name   string
+	System bool
+	Global bool
+	Ft     types.FieldType
+}
+
+func (v *Variable) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
+	if ctx.Vars == nil {
+		return types.Datum{}, nil
+	}
+	return ctx.Vars(v.Name, v.System, v.Global)
+}
+func (v *Variable) Type() *types.FieldType { return &v.Ft }

@@ -1,0 +1,580 @@
+package planner
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/types"
+)
+
+// Context is what planning needs from the session.
+type Context struct {
+	Schema    *catalog.InfoSchema
+	CurrentDB string
+}
+
+type builder struct {
+	ctx        *Context
+	stmt       *Statement
+	paramIndex map[*driver.ParamMarkerExpr]int
+	clause     string
+	// leaves are every table scan of the statement; their access paths are
+	// chosen once all conditions have been pushed and all column references
+	// seen (used).
+	leaves []*leaf
+	used   map[*OutputColumn]bool
+}
+
+// Build plans a DML or query statement.
+func Build(ctx *Context, node ast.StmtNode) (*Statement, error) {
+	b := &builder{ctx: ctx, stmt: &Statement{}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
+	b.collectParams(node)
+	var err error
+	switch x := node.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		b.stmt.ReadOnly = true
+		b.stmt.Root, err = b.buildResultSet(&scope{}, x.(ast.ResultSetNode))
+	case *ast.InsertStmt:
+		b.stmt.Root, err = b.buildInsert(x)
+	case *ast.UpdateStmt:
+		b.stmt.Root, err = b.buildUpdate(x)
+	case *ast.DeleteStmt:
+		b.stmt.Root, err = b.buildDelete(x)
+	case *ast.ExplainStmt:
+		inner, err2 := Build(ctx, x.Stmt)
+		if err2 != nil {
+			return nil, err2
+		}
+		b.stmt = inner
+		b.stmt.Root = &Explain{Target: inner.Root, baseSchema: baseSchema{cols: explainColumns()}}
+		b.stmt.ReadOnly = true
+		return b.stmt, nil
+	default:
+		return nil, errNotSupported(strings.TrimPrefix(fmtType(node), "*ast."))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range b.leaves {
+		b.chooseAccess(l.scan)
+	}
+	b.stmt.NumParams = len(b.paramIndex)
+	return b.stmt, nil
+}
+
+func explainColumns() []*OutputColumn {
+	str := types.FieldType{Tp: mysql.TypeVarString, Flen: 256, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	var out []*OutputColumn
+	for _, n := range []string{"id", "estRows", "task", "access object", "operator info"} {
+		out = append(out, &OutputColumn{Name: n, OrgName: n, Ft: str})
+	}
+	return out
+}
+
+type paramCollector struct{ params []*driver.ParamMarkerExpr }
+
+func (c *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*driver.ParamMarkerExpr); ok {
+		c.params = append(c.params, p)
+	}
+	return n, false
+}
+func (c *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (b *builder) collectParams(node ast.Node) {
+	c := &paramCollector{}
+	node.Accept(c)
+	sort.SliceStable(c.params, func(i, j int) bool { return c.params[i].Offset < c.params[j].Offset })
+	for i, p := range c.params {
+		b.paramIndex[p] = i
+	}
+}
+
+// CountParams returns the number of ? markers in a statement.
+func CountParams(node ast.Node) int {
+	c := &paramCollector{}
+	node.Accept(c)
+	return len(c.params)
+}
+
+func (b *builder) buildResultSet(s *scope, n ast.ResultSetNode) (Plan, error) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return b.buildSelect(s, x)
+	case *ast.SetOprStmt:
+		return b.buildSetOpr(s, x)
+	case *ast.SubqueryExpr:
+		return b.buildResultSet(s, x.Query)
+	}
+	return nil, errNotSupported(strings.TrimPrefix(fmtType(n), "*ast."))
+}
+
+func (b *builder) buildSetOpr(s *scope, x *ast.SetOprStmt) (Plan, error) {
+	if x.With != nil {
+		return nil, errNotSupported("WITH")
+	}
+	var children []Plan
+	all := true
+	for i, sel := range x.SelectList.Selects {
+		child := &scope{parent: s.parent}
+		p, err := b.buildResultSet(child, sel.(ast.ResultSetNode))
+		if err != nil {
+			return nil, err
+		}
+		if ss, ok := sel.(*ast.SelectStmt); ok && i > 0 && ss.AfterSetOperator != nil {
+			if *ss.AfterSetOperator != ast.UnionAll {
+				if *ss.AfterSetOperator != ast.Union {
+					return nil, errNotSupported("INTERSECT/EXCEPT")
+				}
+				all = false
+			}
+		}
+		if len(children) > 0 && visibleCount(p.Columns()) != visibleCount(children[0].Columns()) {
+			return nil, errno.NewStd(mysql.ErrWrongNumberOfColumnsInSelect)
+		}
+		children = append(children, p)
+	}
+	cols := make([]*OutputColumn, 0)
+	for i, c := range children[0].Columns() {
+		nc := *c
+		exprs := make([]expression.Expr, 0, len(children))
+		for _, ch := range children {
+			exprs = append(exprs, &expression.Column{Index: i, Ft: ch.Columns()[i].Ft})
+		}
+		fn, _ := expression.NewFunction("coalesce", exprs...)
+		nc.Ft = *fn.Type()
+		nc.Table, nc.OrgTable, nc.DB = "", "", ""
+		cols = append(cols, &nc)
+	}
+	var p Plan = &Union{baseSchema: baseSchema{cols: cols}, Children: children, All: all}
+	us := &scope{cols: cols, parent: s.parent}
+	if x.OrderBy != nil {
+		by := make([]ByItem, 0, len(x.OrderBy.Items))
+		for _, item := range x.OrderBy.Items {
+			e, err := b.orderItem(us, item.Expr, cols, nil)
+			if err != nil {
+				return nil, err
+			}
+			by = append(by, ByItem{Expr: e, Desc: item.Desc})
+		}
+		p = &Sort{baseSchema: baseSchema{cols: cols}, Child: p, By: by}
+	}
+	if x.Limit != nil {
+		return b.buildLimit(p, x.Limit)
+	}
+	return p, nil
+}
+
+// conjuncts splits an AND tree.
+func conjuncts(e expression.Expr, out []expression.Expr) []expression.Expr {
+	if f, ok := e.(*expression.ScalarFunc); ok && f.Name == "and" {
+		for _, a := range f.Args {
+			out = conjuncts(a, out)
+		}
+		return out
+	}
+	return append(out, e)
+}
+
+func andAll(conds []expression.Expr) expression.Expr {
+	switch len(conds) {
+	case 0:
+		return nil
+	case 1:
+		return conds[0]
+	}
+	f, _ := expression.NewFunction("and", conds...)
+	return f
+}
+
+// leaf is a table scan in a FROM clause with its column offset in the
+// joined row, and whether WHERE conditions may be pushed into it.
+type leaf struct {
+	scan     *TableScan
+	offset   int
+	width    int
+	pushable bool
+}
+
+func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
+	if sel.With != nil {
+		return nil, errNotSupported("WITH")
+	}
+	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
+		return nil, errNotSupported("VALUES/TABLE statement")
+	}
+	var p Plan
+	var leaves []*leaf
+	if sel.From != nil && sel.From.TableRefs != nil {
+		b.clause = "from clause"
+		var err error
+		p, leaves, err = b.buildFrom(s, sel.From.TableRefs, 0, true)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		p = &Dual{}
+	}
+	in := &scope{cols: p.Columns(), parent: s.parent}
+	defer func() {
+		if in.correlated {
+			s.correlated = true
+		}
+	}()
+	lock := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	if lock {
+		b.stmt.ForUpdate = true
+		b.stmt.ReadOnly = false
+		for _, l := range leaves {
+			l.scan.Lock = true
+		}
+	}
+	// WHERE: push what each leaf can take, keep the rest above.
+	if sel.Where != nil {
+		b.clause = "where clause"
+		cond, err := b.expr(in, sel.Where)
+		if err != nil {
+			return nil, err
+		}
+		var rest []expression.Expr
+		for _, c := range conjuncts(cond, nil) {
+			if !b.pushToLeaf(c, leaves) {
+				rest = append(rest, c)
+			}
+		}
+		if j, ok := p.(*Join); ok && len(rest) > 0 {
+			rest = extractEquiKeys(j, rest)
+		}
+		if len(rest) > 0 {
+			p = &Selection{baseSchema: baseSchema{cols: p.Columns()}, Child: p, Cond: andAll(rest)}
+		}
+	}
+	// Aggregation.
+	hasAgg := sel.GroupBy != nil || selectHasAgg(sel)
+	out := in
+	var ac *aggContext
+	if hasAgg {
+		ac = &aggContext{input: in}
+		if sel.GroupBy != nil {
+			b.clause = "group statement"
+			for _, item := range sel.GroupBy.Items {
+				e, err := b.groupByItem(in, item.Expr, sel.Fields.Fields)
+				if err != nil {
+					return nil, err
+				}
+				ac.groupBy = append(ac.groupBy, e)
+				ac.gbText = append(ac.gbText, restore(item.Expr))
+			}
+		}
+		out = &scope{parent: s.parent, agg: ac}
+	}
+	// Fields.
+	b.clause = "field list"
+	var exprs []expression.Expr
+	var cols []*OutputColumn
+	for _, f := range sel.Fields.Fields {
+		if f.WildCard != nil {
+			n := 0
+			for i, c := range in.cols {
+				if c.Hidden {
+					continue
+				}
+				if f.WildCard.Table.L != "" && !strings.EqualFold(c.Table, f.WildCard.Table.O) {
+					continue
+				}
+				if f.WildCard.Schema.L != "" && !strings.EqualFold(c.DB, f.WildCard.Schema.O) {
+					continue
+				}
+				b.used[c] = true
+				var e expression.Expr = &expression.Column{Index: i, Ft: c.Ft, Name: c.Name}
+				if ac != nil {
+					var err error
+					e, err = b.expr(out, &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(c.Table), Name: ast.NewCIStr(c.Name)}})
+					if err != nil {
+						return nil, err
+					}
+				}
+				exprs = append(exprs, e)
+				nc := *c
+				cols = append(cols, &nc)
+				n++
+			}
+			if n == 0 && f.WildCard.Table.L != "" {
+				return nil, errno.NewStd(mysql.ErrBadTable, f.WildCard.Table.O)
+			}
+			if n == 0 && len(in.cols) == 0 {
+				return nil, errno.NewStd(mysql.ErrNoTablesUsed)
+			}
+			continue
+		}
+		e, err := b.expr(out, f.Expr)
+		if err != nil {
+			return nil, err
+		}
+		exprs = append(exprs, e)
+		cols = append(cols, b.fieldColumn(f, e, in))
+	}
+	visible := len(cols)
+	var aggPlan *Aggregation
+	if ac != nil {
+		aggPlan = &Aggregation{Child: p}
+		p = aggPlan
+	}
+	// HAVING.
+	var having expression.Expr
+	if sel.Having != nil {
+		b.clause = "having clause"
+		hs := out
+		if ac == nil {
+			// HAVING without aggregation may name select aliases.
+			hs = in
+		}
+		e, err := b.havingExpr(hs, sel.Having.Expr, sel.Fields.Fields, exprs)
+		if err != nil {
+			return nil, err
+		}
+		having = e
+	}
+	// ORDER BY: positions and aliases name fields; other expressions become
+	// hidden trailing columns of the projection.
+	var by []ByItem
+	if sel.OrderBy != nil {
+		b.clause = "order clause"
+		for _, item := range sel.OrderBy.Items {
+			e, err := b.orderItem(out, item.Expr, cols[:visible], sel.Fields.Fields)
+			if err != nil {
+				return nil, err
+			}
+			if c, ok := e.(*projRef); ok {
+				by = append(by, ByItem{Expr: &expression.Column{Index: c.idx, Ft: cols[c.idx].Ft}, Desc: item.Desc})
+				continue
+			}
+			idx := len(exprs)
+			exprs = append(exprs, e)
+			cols = append(cols, &OutputColumn{Name: "", Ft: *e.Type(), Hidden: true})
+			by = append(by, ByItem{Expr: &expression.Column{Index: idx, Ft: *e.Type()}, Desc: item.Desc})
+		}
+	}
+	if aggPlan != nil {
+		aggPlan.GroupBy = ac.groupBy
+		aggPlan.Aggs = ac.aggs
+		var acols []*OutputColumn
+		for _, g := range ac.groupBy {
+			acols = append(acols, &OutputColumn{Ft: *g.Type()})
+		}
+		for _, a := range ac.aggs {
+			acols = append(acols, &OutputColumn{Ft: a.Ft})
+		}
+		aggPlan.cols = acols
+	}
+	if having != nil {
+		p = &Selection{baseSchema: baseSchema{cols: p.Columns()}, Child: p, Cond: having}
+	}
+	p = &Projection{baseSchema: baseSchema{cols: cols}, Child: p, Exprs: exprs}
+	if sel.Distinct {
+		gb := make([]expression.Expr, 0, visible)
+		for i := 0; i < visible; i++ {
+			gb = append(gb, &expression.Column{Index: i, Ft: cols[i].Ft})
+		}
+		var aggs []*AggDesc
+		for i := visible; i < len(cols); i++ {
+			aggs = append(aggs, &AggDesc{Name: "firstrow", Args: []expression.Expr{&expression.Column{Index: i, Ft: cols[i].Ft}}, Ft: cols[i].Ft})
+		}
+		p = &Aggregation{baseSchema: baseSchema{cols: cols}, Child: p, GroupBy: gb, Aggs: aggs}
+	}
+	if len(by) > 0 {
+		if sel.Limit != nil {
+			off, cnt, err := b.limitExprs(sel.Limit)
+			if err != nil {
+				return nil, err
+			}
+			p = &TopN{baseSchema: baseSchema{cols: cols}, Child: p, By: by, Offset: off, Count: cnt}
+		} else {
+			p = &Sort{baseSchema: baseSchema{cols: cols}, Child: p, By: by}
+		}
+	} else if sel.Limit != nil {
+		var err error
+		if p, err = b.buildLimit(p, sel.Limit); err != nil {
+			return nil, err
+		}
+	}
+	if visible < len(cols) {
+		trim := make([]expression.Expr, visible)
+		for i := range trim {
+			trim[i] = &expression.Column{Index: i, Ft: cols[i].Ft}
+		}
+		p = &Projection{baseSchema: baseSchema{cols: cols[:visible]}, Child: p, Exprs: trim}
+	}
+	if in.correlated || out.correlated {
+		s.correlated = true
+	}
+	return p, nil
+}
+
+// projRef is a placeholder expression naming a projection column (an ORDER
+// BY position or alias).
+type projRef struct {
+	expression.Column
+	idx int
+}
+
+func (b *builder) orderItem(s *scope, n ast.ExprNode, fields []*OutputColumn, sf []*ast.SelectField) (expression.Expr, error) {
+	if v, ok := n.(*driver.ValueExpr); ok {
+		if v.Kind() == driver.KindInt64 || v.Kind() == driver.KindUint64 {
+			pos := int(v.GetInt64())
+			if pos < 1 || pos > len(fields) {
+				return nil, errUnknownColumn(strings.TrimSpace(v.GetDatumString()), b.clause)
+			}
+			return &projRef{idx: pos - 1}, nil
+		}
+	}
+	if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
+		for i, f := range sf {
+			if f.AsName.L != "" && f.AsName.L == cn.Name.Name.L {
+				return &projRef{idx: i}, nil
+			}
+		}
+		// A bare name that is a select-list column also names it.
+		for i, f := range sf {
+			if f.AsName.L == "" {
+				if fc, ok := f.Expr.(*ast.ColumnNameExpr); ok && fc.Name.Name.L == cn.Name.Name.L && fc.Name.Table.L == "" && i < len(fields) {
+					return &projRef{idx: i}, nil
+				}
+			}
+		}
+	}
+	return b.expr(s, n)
+}
+
+func (b *builder) groupByItem(s *scope, n ast.ExprNode, fields []*ast.SelectField) (expression.Expr, error) {
+	if v, ok := n.(*driver.ValueExpr); ok && (v.Kind() == driver.KindInt64 || v.Kind() == driver.KindUint64) {
+		pos := int(v.GetInt64())
+		if pos < 1 || pos > len(fields) || fields[pos-1].Expr == nil {
+			return nil, errUnknownColumn(v.GetDatumString(), "group statement")
+		}
+		return b.expr(s, fields[pos-1].Expr)
+	}
+	if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
+		if idx, _ := s.find("", "", cn.Name.Name.L); idx < 0 {
+			for _, f := range fields {
+				if f.AsName.L == cn.Name.Name.L && f.Expr != nil {
+					if selectExprHasAgg(f.Expr) {
+						return nil, errno.NewStd(mysql.ErrWrongGroupField, cn.Name.Name.O)
+					}
+					return b.expr(s, f.Expr)
+				}
+			}
+		}
+	}
+	return b.expr(s, n)
+}
+
+func (b *builder) havingExpr(s *scope, n ast.ExprNode, fields []*ast.SelectField, exprs []expression.Expr) (expression.Expr, error) {
+	// Aliases of the select list may be used in HAVING.
+	if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
+		for i, f := range fields {
+			if f.AsName.L == cn.Name.Name.L && i < len(exprs) {
+				return exprs[i], nil
+			}
+		}
+	}
+	return b.expr(s, n)
+}
+
+func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) *OutputColumn {
+	oc := &OutputColumn{Ft: *e.Type()}
+	if col, ok := e.(*expression.Column); ok {
+		if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && col.Index < len(in.cols) {
+			src := in.cols[col.Index]
+			_ = cn
+			oc.DB, oc.Table, oc.OrgTable, oc.OrgName, oc.Name = src.DB, src.Table, src.OrgTable, src.OrgName, src.Name
+		}
+	}
+	if oc.Name == "" {
+		oc.Name = fieldText(f)
+	}
+	if f.AsName.L != "" {
+		oc.Name = f.AsName.O
+	}
+	return oc
+}
+
+func fieldText(f *ast.SelectField) string {
+	if f.Text() != "" {
+		return f.Text()
+	}
+	if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		return cn.Name.Name.O
+	}
+	if v, ok := f.Expr.(*driver.ValueExpr); ok {
+		return v.GetDatumString()
+	}
+	return restore(f.Expr)
+}
+
+func (b *builder) limitExprs(l *ast.Limit) (off, cnt expression.Expr, err error) {
+	cnt, err = b.expr(&scope{}, l.Count)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.Offset != nil {
+		off, err = b.expr(&scope{}, l.Offset)
+	}
+	return off, cnt, err
+}
+
+func (b *builder) buildLimit(p Plan, l *ast.Limit) (Plan, error) {
+	off, cnt, err := b.limitExprs(l)
+	if err != nil {
+		return nil, err
+	}
+	if ts, ok := p.(*TableScan); ok {
+		ts.KeepOrder = true
+	}
+	return &Limit{baseSchema: baseSchema{cols: p.Columns()}, Child: p, Offset: off, Count: cnt}, nil
+}
+
+type aggFinder struct{ found bool }
+
+func (a *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr:
+		a.found = true
+		return n, true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+func (a *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func selectExprHasAgg(e ast.Node) bool {
+	f := &aggFinder{}
+	e.Accept(f)
+	return f.found
+}
+
+func selectHasAgg(sel *ast.SelectStmt) bool {
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil && selectExprHasAgg(f.Expr) {
+			return true
+		}
+	}
+	if sel.Having != nil && selectExprHasAgg(sel.Having.Expr) {
+		return true
+	}
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			if selectExprHasAgg(item.Expr) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/types"
+)
+
+// HandleColumnName names the hidden row id column.
+const HandleColumnName = "_tidb_rowid"
+
+func (b *builder) resolveTable(tn *ast.TableName) (string, *catalog.TableInfo, error) {
+	db := tn.Schema.O
+	if db == "" {
+		db = b.ctx.CurrentDB
+	}
+	if db == "" {
+		return "", nil, errNoDB()
+	}
+	t := b.ctx.Schema.Table(db, tn.Name.O)
+	if t == nil {
+		if b.ctx.Schema.DB(db) == nil && strings.EqualFold(db, "information_schema") {
+			if mt := memTable(tn.Name.L); mt != nil {
+				return "information_schema", mt, nil
+			}
+		}
+		return "", nil, errNoSuchTable(db, tn.Name.O)
+	}
+	return b.ctx.Schema.DB(db).Name, t, nil
+}
+
+// newTableScan builds a full scan over t with its output columns.
+func newTableScan(db string, t *catalog.TableInfo, alias string) *TableScan {
+	ts := &TableScan{Table: t, DBName: db, Alias: alias}
+	if alias == "" {
+		alias = t.Name
+	}
+	cols := make([]*OutputColumn, 0, len(t.Columns)+1)
+	for _, c := range t.Columns {
+		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Ft: c.Type})
+	}
+	if !t.PKIsHandle && !t.CommonHandle && !IsMemTable(t) {
+		ts.ExtraHandle = true
+		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: HandleColumnName, OrgName: HandleColumnName,
+			Ft: types.FieldType{Tp: mysql.TypeLonglong, Flen: 20}, Hidden: true})
+	}
+	ts.cols = cols
+	return ts
+}
+
+func (b *builder) buildFrom(s *scope, n ast.ResultSetNode, offset int, pushable bool) (Plan, []*leaf, error) {
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Right == nil {
+			return b.buildFrom(s, x.Left, offset, pushable)
+		}
+		if x.NaturalJoin || len(x.Using) > 0 {
+			return nil, nil, errNotSupported("NATURAL JOIN / USING")
+		}
+		jt := InnerJoin
+		leftNode, rightNode := x.Left, x.Right
+		swapped := false
+		switch x.Tp {
+		case ast.LeftJoin:
+			jt = LeftJoin
+		case ast.RightJoin:
+			jt = LeftJoin
+			leftNode, rightNode = x.Right, x.Left
+			swapped = true
+		}
+		lp, ll, err := b.buildFrom(s, leftNode, offset, pushable)
+		if err != nil {
+			return nil, nil, err
+		}
+		lw := len(lp.Columns())
+		rp, rl, err := b.buildFrom(s, rightNode, offset+lw, pushable && jt == InnerJoin)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols := append(append([]*OutputColumn{}, lp.Columns()...), rp.Columns()...)
+		j := &Join{baseSchema: baseSchema{cols: cols}, Left: lp, Right: rp, Type: jt}
+		leaves := append(ll, rl...)
+		if x.On != nil {
+			js := &scope{cols: cols, parent: s.parent}
+			cond, err := b.expr(js, x.On.Expr)
+			if err != nil {
+				return nil, nil, err
+			}
+			if js.correlated {
+				s.correlated = true
+			}
+			var rest []expression.Expr
+			for _, c := range conjuncts(cond, nil) {
+				// Conditions on the inner side of a left join may be pushed
+				// into that side; on an inner join, into either side.
+				c = expression.ShiftColumns(c, -offset)
+				if expression.HasSubquery(c) {
+					rest = append(rest, expression.ShiftColumns(c, offset))
+					continue
+				}
+				target := leaves
+				if jt == LeftJoin {
+					target = rl
+				}
+				if !b.pushToLeafs(c, target, true) {
+					rest = append(rest, expression.ShiftColumns(c, offset))
+				}
+			}
+			j.Other = andAll(extractEquiKeys(j, rest))
+		}
+		if swapped {
+			// Restore the written column order: right join lists its left
+			// table first.
+			rw := len(rp.Columns())
+			exprs := make([]expression.Expr, 0, len(cols))
+			pcols := make([]*OutputColumn, 0, len(cols))
+			for i := 0; i < rw; i++ {
+				exprs = append(exprs, &expression.Column{Index: lw + i, Ft: cols[lw+i].Ft})
+				pcols = append(pcols, cols[lw+i])
+			}
+			for i := 0; i < lw; i++ {
+				exprs = append(exprs, &expression.Column{Index: i, Ft: cols[i].Ft})
+				pcols = append(pcols, cols[i])
+			}
+			// Leaves keep offsets of the unswapped row, so nothing more may be
+			// pushed into them from WHERE.
+			for _, l := range leaves {
+				l.pushable = false
+			}
+			return &Projection{baseSchema: baseSchema{cols: pcols}, Child: j, Exprs: exprs}, leaves, nil
+		}
+		return j, leaves, nil
+	case *ast.TableSource:
+		alias := x.AsName.O
+		switch src := x.Source.(type) {
+		case *ast.TableName:
+			db, t, err := b.resolveTable(src)
+			if err != nil {
+				return nil, nil, err
+			}
+			ts := newTableScan(db, t, alias)
+			l := &leaf{scan: ts, offset: offset, width: len(ts.cols), pushable: pushable}
+			b.leaves = append(b.leaves, l)
+			return ts, []*leaf{l}, nil
+		default:
+			child := &scope{parent: s.parent}
+			p, err := b.buildResultSet(child, src.(ast.ResultSetNode))
+			if err != nil {
+				return nil, nil, err
+			}
+			if child.correlated {
+				s.correlated = true
+			}
+			cols := make([]*OutputColumn, 0, len(p.Columns()))
+			for _, c := range p.Columns() {
+				nc := *c
+				nc.Table, nc.DB = alias, ""
+				cols = append(cols, &nc)
+			}
+			exprs := make([]expression.Expr, len(cols))
+			for i, c := range cols {
+				exprs[i] = &expression.Column{Index: i, Ft: c.Ft}
+			}
+			return &Projection{baseSchema: baseSchema{cols: cols}, Child: p, Exprs: exprs}, nil, nil
+		}
+	case *ast.TableName:
+		return b.buildFrom(s, &ast.TableSource{Source: x}, offset, pushable)
+	}
+	return nil, nil, errNotSupported(strings.TrimPrefix(fmtType(n), "*ast."))
+}
+
+// pushToLeaf pushes a WHERE conjunct (over the whole FROM row) into the one
+// table scan whose columns it reads, if that scan may take it.
+func (b *builder) pushToLeaf(c expression.Expr, leaves []*leaf) bool {
+	if expression.HasSubquery(c) {
+		// A subquery's correlated references index the whole FROM row; only a
+		// single-table FROM has the same layout below and above.
+		if len(leaves) == 1 && leaves[0].offset == 0 && leaves[0].pushable {
+			leaves[0].scan.conds = append(leaves[0].scan.conds, c)
+			return true
+		}
+		return false
+	}
+	return b.pushToLeafs(c, leaves, false)
+}
+
+// pushToLeafs pushes c (indexes relative to the enclosing FROM row) into a
+// leaf; force ignores the pushable flag (ON conditions of the inner side).
+func (b *builder) pushToLeafs(c expression.Expr, leaves []*leaf, force bool) bool {
+	cols := expression.Columns(c, nil)
+	if len(cols) == 0 {
+		return false
+	}
+	for _, l := range leaves {
+		if !l.pushable && !force {
+			continue
+		}
+		inside := true
+		for _, idx := range cols {
+			if idx < l.offset || idx >= l.offset+l.width {
+				inside = false
+				break
+			}
+		}
+		if inside {
+			l.scan.conds = append(l.scan.conds, expression.ShiftColumns(c, l.offset))
+			return true
+		}
+	}
+	return false
+}
+
+// extractEquiKeys moves conditions of the form left.col = right.col into the
+// join's hash keys and returns the rest.
+func extractEquiKeys(j *Join, conds []expression.Expr) []expression.Expr {
+	lw := len(j.Left.Columns())
+	var rest []expression.Expr
+	for _, c := range conds {
+		f, ok := c.(*expression.ScalarFunc)
+		if ok && f.Name == "eq" && !expression.HasSubquery(c) {
+			l, r := f.Args[0], f.Args[1]
+			lc, rc := expression.Columns(l, nil), expression.Columns(r, nil)
+			side := func(cols []int) int {
+				s := 0
+				for _, i := range cols {
+					if i < lw {
+						s |= 1
+					} else {
+						s |= 2
+					}
+				}
+				return s
+			}
+			ls, rs := side(lc), side(rc)
+			if ls == 2 && rs == 1 {
+				l, r, ls, rs = r, l, rs, ls
+			}
+			if ls == 1 && rs == 2 && sameClass(l.Type(), r.Type()) {
+				j.EqLeft = append(j.EqLeft, l)
+				j.EqRight = append(j.EqRight, expression.ShiftColumns(r, lw))
+				continue
+			}
+		}
+		rest = append(rest, c)
+	}
+	return rest
+}
+
+// sameClass: hash join keys must compare the way = does, which holds when
+// both sides are numbers or both are binary-collated strings.
+func sameClass(a, b *types.FieldType) bool {
+	num := func(ft *types.FieldType) bool {
+		return ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeNewDecimal
+	}
+	if num(a) && num(b) {
+		return true
+	}
+	str := func(ft *types.FieldType) bool {
+		return ft.IsString() && ft.Tp != mysql.TypeNewDecimal && !strings.HasSuffix(ft.Collate, "_ci")
+	}
+	return str(a) && str(b)
+}

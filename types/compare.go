@@ -1,0 +1,186 @@
+package types
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// ToFloat converts a datum to float64 with MySQL's rules (strings parse
+// their longest numeric prefix; a non-numeric string is 0).
+func (d Datum) ToFloat() float64 {
+	switch d.k {
+	case KindInt64:
+		return float64(d.i)
+	case KindUint64:
+		return float64(uint64(d.i))
+	case KindFloat64:
+		return d.Float()
+	case KindString, KindBytes:
+		f, _ := ParseFloatPrefix(string(d.b))
+		return f
+	}
+	return 0
+}
+
+// ToInt converts a datum to int64 with MySQL's rules (floats round half
+// away from zero; strings parse their numeric prefix). ok is false on
+// overflow.
+func (d Datum) ToInt() (int64, bool) {
+	switch d.k {
+	case KindInt64:
+		return d.i, true
+	case KindUint64:
+		return d.i, uint64(d.i) <= math.MaxInt64
+	case KindFloat64:
+		f := math.Round(d.Float())
+		if f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
+			return 0, false
+		}
+		return int64(f), true
+	case KindString, KindBytes:
+		s := strings.TrimSpace(string(d.b))
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i, true
+		}
+		f, _ := ParseFloatPrefix(s)
+		return NewFloat(f).ToInt()
+	}
+	return 0, true
+}
+
+// ToBool evaluates a datum as a condition: NULL is unknown (ok=false).
+func (d Datum) ToBool() (v bool, ok bool) {
+	switch d.k {
+	case KindNull:
+		return false, false
+	case KindInt64, KindUint64:
+		return d.i != 0, true
+	case KindFloat64:
+		return d.Float() != 0, true
+	default:
+		return d.ToFloat() != 0, true
+	}
+}
+
+// ParseFloatPrefix parses the longest prefix of s that is a number, as MySQL
+// does when a string is used as a number. ok is false if s is not entirely a
+// number (MySQL then warns "Truncated incorrect DOUBLE value").
+func ParseFloatPrefix(s string) (float64, bool) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, true
+	}
+	end := 0
+	seenDigit, seenDot, seenE := false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			seenDigit = true
+			end = i + 1
+		case (c == '+' || c == '-') && (i == 0 || (seenE && (s[i-1] == 'e' || s[i-1] == 'E'))):
+		case c == '.' && !seenDot && !seenE:
+			seenDot = true
+		case (c == 'e' || c == 'E') && seenDigit && !seenE:
+			seenE = true
+		default:
+			i = len(s)
+		}
+	}
+	if end == 0 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s[:end], 64)
+	if err != nil {
+		return 0, false
+	}
+	return f, false
+}
+
+func isNumeric(k Kind) bool { return k == KindInt64 || k == KindUint64 || k == KindFloat64 }
+
+// Compare orders two non-NULL datums with MySQL's comparison rules: numbers
+// numerically (signed and unsigned exactly), strings bytewise (binary
+// collation), a string against a number as numbers.
+func Compare(a, b Datum) int {
+	switch {
+	case a.k == KindInt64 && b.k == KindInt64:
+		return cmpInt(a.i, b.i)
+	case a.k == KindUint64 && b.k == KindUint64:
+		return cmpUint(uint64(a.i), uint64(b.i))
+	case a.k == KindInt64 && b.k == KindUint64:
+		if a.i < 0 {
+			return -1
+		}
+		return cmpUint(uint64(a.i), uint64(b.i))
+	case a.k == KindUint64 && b.k == KindInt64:
+		if b.i < 0 {
+			return 1
+		}
+		return cmpUint(uint64(a.i), uint64(b.i))
+	case (a.k == KindString || a.k == KindBytes) && (b.k == KindString || b.k == KindBytes):
+		return bytes.Compare(a.b, b.b)
+	case a.k == KindNull || b.k == KindNull:
+		return cmpInt(int64(boolInt(a.k != KindNull)), int64(boolInt(b.k != KindNull)))
+	}
+	return cmpFloat(a.ToFloat(), b.ToFloat())
+}
+
+// CompareCI compares strings case-insensitively (utf8mb4_general_ci-like);
+// other kinds as Compare.
+func CompareCI(a, b Datum) int {
+	if (a.k == KindString) && (b.k == KindString) {
+		return strings.Compare(foldCase(a.b), foldCase(b.b))
+	}
+	return Compare(a, b)
+}
+
+func foldCase(b []byte) string {
+	return strings.ToUpper(strings.TrimRight(string(b), " "))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	} else if a > b {
+		return 1
+	}
+	return 0
+}
+
+func cmpUint(a, b uint64) int {
+	if a < b {
+		return -1
+	} else if a > b {
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	if a < b {
+		return -1
+	} else if a > b {
+		return 1
+	}
+	return 0
+}
+
+// ToIntDatum converts a numeric datum to an integer datum, rounding floats.
+func (d Datum) ToIntDatum() Datum {
+	if d.k == KindInt64 || d.k == KindUint64 || d.k == KindNull {
+		return d
+	}
+	v, _ := d.ToInt()
+	return NewInt(v)
+}
