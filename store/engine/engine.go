@@ -1,0 +1,63 @@
+// Package engine is the small storage-engine contract that the MVCC layer
+// (store/mvcc) runs on. Two implementations are planned: store/standalone
+// (Pebble directly, the embedded store) and a raftstore (propose, replicate,
+// apply). It knows nothing about transactions or key layout.
+//
+// Invariants:
+//   - A Snapshot is a consistent, immutable point-in-time view; its reads
+//     and iterators all see the same state.
+//   - A Batch is applied atomically: after Commit returns nil, every later
+//     Snapshot sees all of its writes; none of them is visible before. With
+//     sync, they are on stable storage when Commit returns.
+//   - Byte slices returned by Iterator.Key/Value are valid until the next
+//     positioning call; Snapshot.Get returns a slice the caller owns.
+package engine
+
+import "errors"
+
+// ErrNotFound is returned by Snapshot.Get for an absent key.
+var ErrNotFound = errors.New("engine: not found")
+
+// Engine is a sorted, durable key-value store.
+type Engine interface {
+	NewSnapshot() Snapshot
+	NewBatch() Batch
+	Close() error
+}
+
+// Snapshot is a consistent read view.
+type Snapshot interface {
+	// Get returns a copy of the value of key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// NewIterator returns an iterator over [lower, upper); a nil upper
+	// means unbounded.
+	NewIterator(lower, upper []byte) Iterator
+	Close()
+}
+
+// Iterator walks a Snapshot. Positioning methods return Valid().
+type Iterator interface {
+	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
+	First() bool
+	Last() bool
+	Next() bool
+	Prev() bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	Error() error
+	Close() error
+}
+
+// Batch collects writes applied atomically by Commit. Set and Delete copy
+// their arguments.
+type Batch interface {
+	Set(key, value []byte)
+	Delete(key []byte)
+	Count() int
+	// Commit applies the batch; with sync it is durable on return.
+	Commit(sync bool) error
+	// Close releases the batch (after Commit or to abandon it).
+	Close()
+}

@@ -1,0 +1,253 @@
+package mvcc
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/shoaldb/shoal/store/kvrpc"
+)
+
+// Key-space prefixes (one byte, in place of column families).
+const (
+	// PrefixLocal is reserved for store-local metadata (raft logs, hard
+	// state, apply state, region descriptors). MVCC never reads or writes
+	// keys under it.
+	PrefixLocal byte = 0x01
+	// PrefixLock: PrefixLock + user key -> lock record.
+	PrefixLock byte = 0x10
+	// PrefixWrite: PrefixWrite + enc(user key) + ^commit_ts -> write record.
+	PrefixWrite byte = 0x11
+	// PrefixDefault: PrefixDefault + enc(user key) + ^start_ts -> value.
+	PrefixDefault byte = 0x12
+)
+
+// ShortValueMaxLen: values up to this size live inline in lock and write
+// records; longer ones go to the default keyspace.
+const ShortValueMaxLen = 255
+
+const encGroupSize = 8
+const encMarker = byte(0xff)
+
+var errCorrupt = errors.New("mvcc: corrupt record")
+
+// appendEncodedKey appends the memcomparable, prefix-free encoding of key
+// (groups of 8 bytes, zero padded, each followed by 0xff minus the pad
+// count). Being prefix-free, enc(a)+suffix and enc(b)+suffix order like a
+// and b, so all versions of one user key are adjacent.
+func appendEncodedKey(dst, key []byte) []byte {
+	for len(key) >= encGroupSize {
+		dst = append(dst, key[:encGroupSize]...)
+		dst = append(dst, encMarker)
+		key = key[encGroupSize:]
+	}
+	var pad [encGroupSize]byte
+	dst = append(dst, key...)
+	dst = append(dst, pad[:encGroupSize-len(key)]...)
+	return append(dst, encMarker-byte(encGroupSize-len(key)))
+}
+
+// decodeKey decodes an encoded user key from the front of b, appending it
+// to dst; it returns the rest of b.
+func decodeKey(dst, b []byte) ([]byte, []byte, error) {
+	for {
+		if len(b) < encGroupSize+1 {
+			return nil, nil, errCorrupt
+		}
+		marker := b[encGroupSize]
+		pad := int(encMarker - marker)
+		if pad > encGroupSize {
+			return nil, nil, errCorrupt
+		}
+		dst = append(dst, b[:encGroupSize-pad]...)
+		b = b[encGroupSize+1:]
+		if pad != 0 {
+			return dst, b, nil
+		}
+	}
+}
+
+func lockKey(buf, key []byte) []byte {
+	buf = append(buf[:0], PrefixLock)
+	return append(buf, key...)
+}
+
+// versionedKey: prefix + enc(key) + ^ts.
+func versionedKey(buf []byte, prefix byte, key []byte, ts uint64) []byte {
+	buf = append(buf[:0], prefix)
+	buf = appendEncodedKey(buf, key)
+	return binary.BigEndian.AppendUint64(buf, ^ts)
+}
+
+// versionPrefix: prefix + enc(key), the common prefix of all versions.
+func versionPrefix(buf []byte, prefix byte, key []byte) []byte {
+	buf = append(buf[:0], prefix)
+	return appendEncodedKey(buf, key)
+}
+
+// splitVersioned returns the encoded-key part (with the prefix) and the ts
+// of a versioned key.
+func splitVersioned(k []byte) ([]byte, uint64, error) {
+	if len(k) < 1+encGroupSize+1+8 {
+		return nil, 0, errCorrupt
+	}
+	n := len(k) - 8
+	return k[:n], ^binary.BigEndian.Uint64(k[n:]), nil
+}
+
+// prefixEnd returns the smallest key above every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	out := append([]byte(nil), p...)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i]++
+		if out[i] != 0 {
+			return out[:i+1]
+		}
+	}
+	return nil
+}
+
+// ---- write records ----
+
+// WriteType is the type of a write record.
+type WriteType byte
+
+const (
+	WritePut      WriteType = 'P'
+	WriteDelete   WriteType = 'D'
+	WriteLock     WriteType = 'L'
+	WriteRollback WriteType = 'R'
+)
+
+const (
+	writeFlagShortValue         = 1
+	writeFlagOverlappedRollback = 2
+)
+
+// Write is a write record: the commit of a transaction on a key (or its
+// rollback, when Type is WriteRollback and commit_ts == start_ts).
+type Write struct {
+	Type    WriteType
+	StartTS uint64
+	// ShortValue holds the value inline (Put only) when HasShortValue.
+	ShortValue    []byte
+	HasShortValue bool
+	// OverlappedRollback: a rollback of the transaction whose start_ts
+	// equals this record's commit_ts landed here; that transaction is
+	// rolled back on this key.
+	OverlappedRollback bool
+}
+
+func (w *Write) appendTo(dst []byte) []byte {
+	dst = append(dst, byte(w.Type))
+	dst = binary.AppendUvarint(dst, w.StartTS)
+	var flags byte
+	if w.HasShortValue {
+		flags |= writeFlagShortValue
+	}
+	if w.OverlappedRollback {
+		flags |= writeFlagOverlappedRollback
+	}
+	dst = append(dst, flags)
+	if w.HasShortValue {
+		dst = append(dst, w.ShortValue...)
+	}
+	return dst
+}
+
+// parseWrite decodes b; ShortValue aliases b.
+func parseWrite(b []byte) (Write, error) {
+	var w Write
+	if len(b) < 3 {
+		return w, errCorrupt
+	}
+	w.Type = WriteType(b[0])
+	var n int
+	w.StartTS, n = binary.Uvarint(b[1:])
+	if n <= 0 || len(b) < 2+n {
+		return w, errCorrupt
+	}
+	flags := b[1+n]
+	w.HasShortValue = flags&writeFlagShortValue != 0
+	w.OverlappedRollback = flags&writeFlagOverlappedRollback != 0
+	if w.HasShortValue {
+		w.ShortValue = b[2+n:]
+	}
+	return w, nil
+}
+
+// ---- lock records ----
+
+// Lock is a lock record.
+type Lock struct {
+	Type          kvrpc.Op // OpPut, OpDel, OpLock or OpPessimisticLock
+	Primary       []byte
+	StartTS       uint64
+	TTL           uint64
+	ForUpdateTS   uint64
+	TxnSize       uint64
+	MinCommitTS   uint64
+	ShortValue    []byte
+	HasShortValue bool
+}
+
+func (l *Lock) appendTo(dst []byte) []byte {
+	dst = append(dst, byte(l.Type))
+	dst = binary.AppendUvarint(dst, uint64(len(l.Primary)))
+	dst = append(dst, l.Primary...)
+	dst = binary.AppendUvarint(dst, l.StartTS)
+	dst = binary.AppendUvarint(dst, l.TTL)
+	dst = binary.AppendUvarint(dst, l.ForUpdateTS)
+	dst = binary.AppendUvarint(dst, l.TxnSize)
+	dst = binary.AppendUvarint(dst, l.MinCommitTS)
+	if l.HasShortValue {
+		dst = append(dst, 1)
+		dst = append(dst, l.ShortValue...)
+	} else {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+func parseLock(b []byte) (Lock, error) {
+	var l Lock
+	if len(b) < 1 {
+		return l, errCorrupt
+	}
+	l.Type = kvrpc.Op(b[0])
+	b = b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return l, errCorrupt
+	}
+	l.Primary = b[k : k+int(n)]
+	b = b[k+int(n):]
+	for _, p := range []*uint64{&l.StartTS, &l.TTL, &l.ForUpdateTS, &l.TxnSize, &l.MinCommitTS} {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return l, errCorrupt
+		}
+		*p = v
+		b = b[k:]
+	}
+	if len(b) < 1 {
+		return l, errCorrupt
+	}
+	if b[0] == 1 {
+		l.HasShortValue = true
+		l.ShortValue = b[1:]
+	}
+	return l, nil
+}
+
+func (l *Lock) info(key []byte) *kvrpc.LockInfo {
+	return &kvrpc.LockInfo{
+		Key:         append([]byte(nil), key...),
+		Primary:     append([]byte(nil), l.Primary...),
+		LockTS:      l.StartTS,
+		TTL:         l.TTL,
+		Type:        l.Type,
+		ForUpdateTS: l.ForUpdateTS,
+		TxnSize:     l.TxnSize,
+		MinCommitTS: l.MinCommitTS,
+	}
+}

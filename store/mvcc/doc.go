@@ -1,0 +1,69 @@
+// Package mvcc is a store's transaction engine: Percolator-style
+// multi-version concurrency control over an engine.Engine, with the
+// commands of the kvrpc contract (Get, BatchGet, Scan, Prewrite, Commit,
+// Cleanup, BatchRollback, CheckTxnStatus, ResolveLock, PessimisticLock,
+// PessimisticRollback, TxnHeartBeat, and one-phase commit through
+// Prewrite.TryOnePC).
+//
+// # Layout
+//
+// One keyspace, one-byte prefixes in place of column families:
+//
+//	PrefixLock    + key                -> lock record
+//	PrefixWrite   + enc(key) + ^commit -> write record (short values inline)
+//	PrefixDefault + enc(key) + ^start  -> value (values > ShortValueMaxLen)
+//	PrefixLocal   + ...                -> reserved for raft/region metadata
+//
+// enc is a memcomparable, prefix-free encoding, so versions of one key are
+// adjacent, newest first, and key order is preserved.
+//
+// # Invariants
+//
+//   - Commands that touch the same keys are serialized by latches (hashed
+//     slots, taken in ascending order). A command reads one engine snapshot
+//     taken after its latches and writes one atomic batch before releasing
+//     them, so its checks and its writes are atomic with respect to every
+//     other command on those keys.
+//   - Prewrite, commit, rollback and 1PC batches are written with sync
+//     (unless Options.NoSync) before the command returns: an acknowledged
+//     commit survives a crash. Pessimistic locks are written without sync.
+//   - A prewrite writes nothing unless all its mutations pass.
+//   - A read at ts is blocked by a Put/Delete lock with start_ts <= ts;
+//     pessimistic locks and Lock-type locks never block reads.
+//   - A rollback leaves a rollback record at commit_ts == start_ts so a
+//     late prewrite or pessimistic lock of that transaction fails; if a
+//     commit record of another transaction already sits at that ts, the
+//     rollback is recorded as a flag on it instead (overlapped rollback).
+//   - Commit is idempotent: a missing lock is fine if the transaction's
+//     commit record is there; otherwise it fails (the txn was rolled back).
+//   - A pessimistic lock request that must wait registers in the wait-for
+//     graph while it still holds its latches, then drops them and waits;
+//     a request whose wait would close a cycle fails with DeadlockError.
+//
+// # Why one-phase commit cannot break snapshot isolation
+//
+// In two-phase commit the client fetches commit_ts from the TSO after
+// every lock is visible in the engine; a reader with read_ts >= commit_ts
+// got read_ts later still, so its snapshot shows the lock or the commit.
+// A one-phase commit writes commit records directly with a commit_ts the
+// store picks, so no lock is ever visible in the engine. The store uses
+// the scheme of TiKV's concurrency manager:
+//
+//  1. Every read at ts first raises maxTS to ts, then checks an in-memory
+//     lock table, waiting while a 1PC is in flight on its keys, and only
+//     then takes its engine snapshot.
+//  2. A 1PC first publishes memory locks on all its keys, then reads maxTS
+//     and commits at commit_ts = max(maxTS+1, start_ts+1, for_update_ts+1),
+//     writes its batch, and finally removes the memory locks.
+//
+// Both steps are sequentially consistent atomics/mutexes, so for a read R
+// and a 1PC W on a common key either R raised maxTS before W read it — then
+// commit_ts > read_ts and R must not see W — or W published its memory
+// lock before R checked the table — then R waits until W's batch is
+// applied and its later snapshot includes W. Either way R never misses a
+// write with commit_ts <= read_ts that becomes visible after it read. A
+// commit_ts so chosen is at most one more than a timestamp the TSO already
+// issued, so a transaction that starts after the 1PC returned sees it.
+// When a later transaction's start_ts equals such a commit_ts and it rolls
+// back on the key, its rollback becomes the overlapped-rollback flag.
+package mvcc

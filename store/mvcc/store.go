@@ -1,0 +1,815 @@
+package mvcc
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/shoaldb/shoal/store/engine"
+	"github.com/shoaldb/shoal/store/kvrpc"
+)
+
+// Options configure a Store.
+type Options struct {
+	// LatchSlots is the number of latch slots (2048 if 0).
+	LatchSlots int
+	// NoSync skips the fsync of prewrite/commit batches (tests, bulk load).
+	NoSync bool
+}
+
+// Store executes transactional commands on an engine.
+type Store struct {
+	eng     engine.Engine
+	latches *latches
+	cm      *concurrencyManager
+	waiters *lockWaiters
+	sync    bool
+}
+
+// New returns a Store over eng.
+func New(eng engine.Engine, o Options) *Store {
+	if o.LatchSlots <= 0 {
+		o.LatchSlots = 2048
+	}
+	return &Store{
+		eng:     eng,
+		latches: newLatches(o.LatchSlots),
+		cm:      newConcurrencyManager(),
+		waiters: newLockWaiters(),
+		sync:    !o.NoSync,
+	}
+}
+
+// Engine returns the engine the store runs on.
+func (s *Store) Engine() engine.Engine { return s.eng }
+
+// MaxTS returns the largest read timestamp seen.
+func (s *Store) MaxTS() uint64 { return s.cm.maxTS.Load() }
+
+func physicalMS(ts uint64) uint64 { return ts >> 18 }
+
+func lockExpired(l *Lock, currentTS uint64) bool {
+	return physicalMS(currentTS) >= physicalMS(l.StartTS)+l.TTL
+}
+
+func (s *Store) observeRead(ts uint64) {
+	if ts != math.MaxUint64 {
+		s.cm.updateMaxTS(ts)
+	}
+}
+
+// ---- reads ----
+
+// Get reads key at req.Version.
+func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetResponse, error) {
+	if req.Version != math.MaxUint64 {
+		s.cm.readCheckKey(req.Key, req.Version)
+	}
+	r := newReader(s.eng)
+	defer r.close()
+	l, ok, err := r.loadLock(req.Key)
+	if err != nil {
+		return kvrpc.GetResponse{}, err
+	}
+	if ok && blocksRead(&l, req.Version) {
+		return kvrpc.GetResponse{}, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{l.info(req.Key)}}
+	}
+	v, found, err := r.getValue(req.Key, req.Version)
+	if err != nil {
+		return kvrpc.GetResponse{}, err
+	}
+	return kvrpc.GetResponse{Value: v, NotFound: !found}, nil
+}
+
+// BatchGet reads keys at req.Version; absent keys are left out.
+func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.BatchGetResponse, error) {
+	if req.Version != math.MaxUint64 {
+		for _, k := range req.Keys {
+			s.cm.readCheckKey(k, req.Version)
+		}
+	}
+	r := newReader(s.eng)
+	defer r.close()
+	var locks []*kvrpc.LockInfo
+	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
+	for _, k := range req.Keys {
+		l, ok, err := r.loadLock(k)
+		if err != nil {
+			return kvrpc.BatchGetResponse{}, err
+		}
+		if ok && blocksRead(&l, req.Version) {
+			locks = append(locks, l.info(k))
+			continue
+		}
+		v, found, err := r.getValue(k, req.Version)
+		if err != nil {
+			return kvrpc.BatchGetResponse{}, err
+		}
+		if found {
+			pairs = append(pairs, kvrpc.KvPair{Key: k, Value: v})
+		}
+	}
+	if len(locks) > 0 {
+		return kvrpc.BatchGetResponse{Pairs: pairs}, &kvrpc.KeyIsLockedError{Locks: locks}
+	}
+	return kvrpc.BatchGetResponse{Pairs: pairs}, nil
+}
+
+// Scan reads a range at req.Version. On a blocking lock it returns the
+// pairs before it and a KeyIsLockedError.
+func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResponse, error) {
+	if req.Version != math.MaxUint64 {
+		s.cm.readCheckRange(req.StartKey, req.EndKey, req.Version)
+	}
+	r := newReader(s.eng)
+	defer r.close()
+	pairs, lock, err := r.scan(req.StartKey, req.EndKey, req.Version, req.Limit, req.Reverse, req.KeyOnly)
+	if err != nil {
+		return kvrpc.ScanResponse{}, err
+	}
+	if lock != nil {
+		return kvrpc.ScanResponse{Pairs: pairs}, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{lock}}
+	}
+	return kvrpc.ScanResponse{Pairs: pairs}, nil
+}
+
+// ---- writes ----
+
+// writer accumulates one command's batch.
+type writer struct {
+	r    *reader
+	b    engine.Batch
+	kbuf []byte
+	vbuf []byte
+}
+
+func (s *Store) newWriter() *writer {
+	return &writer{r: newReader(s.eng), b: s.eng.NewBatch()}
+}
+
+func (w *writer) close() {
+	w.b.Close()
+	w.r.close()
+}
+
+func (w *writer) putLock(key []byte, l *Lock) {
+	w.kbuf = lockKey(w.kbuf, key)
+	w.vbuf = l.appendTo(w.vbuf[:0])
+	w.b.Set(w.kbuf, w.vbuf)
+}
+
+func (w *writer) delLock(key []byte) {
+	w.kbuf = lockKey(w.kbuf, key)
+	w.b.Delete(w.kbuf)
+}
+
+func (w *writer) putDefault(key []byte, startTS uint64, v []byte) {
+	w.kbuf = versionedKey(w.kbuf, PrefixDefault, key, startTS)
+	w.b.Set(w.kbuf, v)
+}
+
+func (w *writer) delDefault(key []byte, startTS uint64) {
+	w.kbuf = versionedKey(w.kbuf, PrefixDefault, key, startTS)
+	w.b.Delete(w.kbuf)
+}
+
+// putWrite writes a commit record at commitTS. If a rollback record of the
+// transaction whose start_ts equals commitTS sits there, the rollback is
+// kept as a flag on the commit record.
+func (w *writer) putWrite(key []byte, commitTS uint64, rec Write) error {
+	w.kbuf = versionedKey(w.kbuf, PrefixWrite, key, commitTS)
+	old, err := w.r.snap.Get(w.kbuf)
+	if err == nil {
+		if ow, perr := parseWrite(old); perr == nil && (ow.Type == WriteRollback || ow.OverlappedRollback) {
+			rec.OverlappedRollback = true
+		}
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	w.vbuf = rec.appendTo(w.vbuf[:0])
+	w.b.Set(w.kbuf, w.vbuf)
+	return nil
+}
+
+// putRollback writes startTS's rollback record on key, or flags a commit
+// record of another transaction that sits at commit_ts == startTS.
+func (w *writer) putRollback(key []byte, startTS uint64) error {
+	w.kbuf = versionedKey(w.kbuf, PrefixWrite, key, startTS)
+	old, err := w.r.snap.Get(w.kbuf)
+	rec := Write{Type: WriteRollback, StartTS: startTS}
+	if err == nil {
+		ow, perr := parseWrite(old)
+		if perr != nil {
+			return perr
+		}
+		if ow.Type != WriteRollback {
+			ow.OverlappedRollback = true
+			rec = ow
+		}
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	w.vbuf = rec.appendTo(w.vbuf[:0])
+	w.b.Set(w.kbuf, w.vbuf)
+	return nil
+}
+
+// rollbackKey rolls back startTS on key. It returns TxnCommittedError if
+// the transaction committed there.
+func (w *writer) rollbackKey(key []byte, startTS uint64) error {
+	l, ok, err := w.r.loadLock(key)
+	if err != nil {
+		return err
+	}
+	if ok && l.StartTS == startTS {
+		if l.Type == kvrpc.OpPut && !l.HasShortValue {
+			w.delDefault(key, startTS)
+		}
+		w.delLock(key)
+		return w.putRollback(key, startTS)
+	}
+	st, cts, err := w.r.findTxn(key, startTS)
+	if err != nil {
+		return err
+	}
+	switch st {
+	case txnCommitted:
+		return &kvrpc.TxnCommittedError{Key: clone(key), StartTS: startTS, CommitTS: cts}
+	case txnRolledBack:
+		return nil
+	}
+	return w.putRollback(key, startTS)
+}
+
+// commitKey commits startTS's lock on key at commitTS; a missing lock is
+// fine if the transaction already committed there.
+func (w *writer) commitKey(key []byte, startTS, commitTS uint64) error {
+	l, ok, err := w.r.loadLock(key)
+	if err != nil {
+		return err
+	}
+	if !ok || l.StartTS != startTS || l.Type == kvrpc.OpPessimisticLock {
+		st, _, err := w.r.findTxn(key, startTS)
+		if err != nil {
+			return err
+		}
+		if st == txnCommitted {
+			return nil
+		}
+		return &kvrpc.TxnLockNotFoundError{Key: clone(key), StartTS: startTS}
+	}
+	rec := Write{StartTS: startTS, ShortValue: l.ShortValue, HasShortValue: l.HasShortValue}
+	switch l.Type {
+	case kvrpc.OpPut:
+		rec.Type = WritePut
+	case kvrpc.OpDel:
+		rec.Type = WriteDelete
+	default:
+		rec.Type = WriteLock
+	}
+	if err := w.putWrite(key, commitTS, rec); err != nil {
+		return err
+	}
+	w.delLock(key)
+	return nil
+}
+
+func mutationKeys(ms []kvrpc.Mutation) [][]byte {
+	keys := make([][]byte, len(ms))
+	for i := range ms {
+		keys[i] = ms[i].Key
+	}
+	return keys
+}
+
+// Prewrite locks the mutations of a transaction (or, with TryOnePC,
+// commits them in one phase). Nothing is written unless every mutation
+// passes its checks.
+func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.PrewriteResponse, error) {
+	keys := mutationKeys(req.Mutations)
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+
+	checkTS := req.StartTS
+	if req.ForUpdateTS > checkTS {
+		checkTS = req.ForUpdateTS
+	}
+	type prepared struct {
+		m           *kvrpc.Mutation
+		pessimistic bool // converts this txn's pessimistic lock
+	}
+	preps := make([]prepared, 0, len(req.Mutations))
+	var locks []*kvrpc.LockInfo
+	onePC := req.TryOnePC
+	for i := range req.Mutations {
+		m := &req.Mutations[i]
+		l, ok, err := w.r.loadLock(m.Key)
+		if err != nil {
+			return kvrpc.PrewriteResponse{}, err
+		}
+		hadPessimistic := false
+		if ok {
+			if l.StartTS != req.StartTS {
+				locks = append(locks, l.info(m.Key))
+				continue
+			}
+			if l.Type != kvrpc.OpPessimisticLock {
+				onePC = false // already prewritten: a retry
+				continue
+			}
+			hadPessimistic = true
+		} else {
+			if m.IsPessimisticLock {
+				st, _, err := w.r.findTxn(m.Key, req.StartTS)
+				if err != nil {
+					return kvrpc.PrewriteResponse{}, err
+				}
+				if st == txnCommitted {
+					onePC = false
+					continue
+				}
+				return kvrpc.PrewriteResponse{}, &kvrpc.PessimisticLockNotFoundError{Key: clone(m.Key), StartTS: req.StartTS}
+			}
+			if err := w.r.checkWrites(m.Key, req.PrimaryLock, req.StartTS, req.ForUpdateTS, checkTS); err != nil {
+				if err == errSelfCommitted {
+					onePC = false
+					continue
+				}
+				return kvrpc.PrewriteResponse{}, err
+			}
+		}
+		if m.Op == kvrpc.OpInsert || m.Op == kvrpc.OpCheckNotExists {
+			exists, err := w.r.latestExists(m.Key)
+			if err != nil {
+				return kvrpc.PrewriteResponse{}, err
+			}
+			if exists {
+				return kvrpc.PrewriteResponse{}, &kvrpc.KeyExistsError{Key: clone(m.Key)}
+			}
+		}
+		preps = append(preps, prepared{m: m, pessimistic: hadPessimistic})
+	}
+	if len(locks) > 0 {
+		return kvrpc.PrewriteResponse{}, &kvrpc.KeyIsLockedError{Locks: locks}
+	}
+
+	if !onePC {
+		for _, p := range preps {
+			m := p.m
+			lk := Lock{Primary: req.PrimaryLock, StartTS: req.StartTS, TTL: req.LockTTL,
+				ForUpdateTS: req.ForUpdateTS, TxnSize: req.TxnSize, MinCommitTS: req.MinCommitTS}
+			switch m.Op {
+			case kvrpc.OpPut, kvrpc.OpInsert:
+				lk.Type = kvrpc.OpPut
+				if len(m.Value) <= ShortValueMaxLen {
+					lk.ShortValue, lk.HasShortValue = m.Value, true
+				} else {
+					w.putDefault(m.Key, req.StartTS, m.Value)
+				}
+			case kvrpc.OpDel:
+				lk.Type = kvrpc.OpDel
+			case kvrpc.OpLock:
+				lk.Type = kvrpc.OpLock
+			case kvrpc.OpCheckNotExists:
+				if !p.pessimistic {
+					continue
+				}
+				// Turn our pessimistic lock into a Lock so commit releases it.
+				lk.Type = kvrpc.OpLock
+			default:
+				return kvrpc.PrewriteResponse{}, errors.New("mvcc: bad mutation op " + m.Op.String())
+			}
+			w.putLock(m.Key, &lk)
+		}
+		if err := w.b.Commit(s.sync); err != nil {
+			return kvrpc.PrewriteResponse{}, err
+		}
+		return kvrpc.PrewriteResponse{}, nil
+	}
+
+	// One-phase commit. Publish memory locks first, then pick the commit
+	// ts above every read ts seen so far (see the package comment).
+	mem := s.cm.lockKeys(keys)
+	defer s.cm.unlock(mem)
+	commitTS := s.cm.maxTS.Load() + 1
+	for _, ts := range []uint64{req.StartTS + 1, req.ForUpdateTS + 1, req.MinCommitTS} {
+		if ts > commitTS {
+			commitTS = ts
+		}
+	}
+	if req.MaxCommitTS != 0 && commitTS > req.MaxCommitTS {
+		return kvrpc.PrewriteResponse{}, errors.New("mvcc: 1PC commit ts exceeds max_commit_ts")
+	}
+	var released [][]byte
+	for _, p := range preps {
+		m := p.m
+		rec := Write{StartTS: req.StartTS}
+		switch m.Op {
+		case kvrpc.OpPut, kvrpc.OpInsert:
+			rec.Type = WritePut
+			if len(m.Value) <= ShortValueMaxLen {
+				rec.ShortValue, rec.HasShortValue = m.Value, true
+			} else {
+				w.putDefault(m.Key, req.StartTS, m.Value)
+			}
+		case kvrpc.OpDel:
+			rec.Type = WriteDelete
+		case kvrpc.OpLock:
+			rec.Type = WriteLock
+		case kvrpc.OpCheckNotExists:
+			if p.pessimistic {
+				w.delLock(m.Key)
+				released = append(released, m.Key)
+			}
+			continue
+		default:
+			return kvrpc.PrewriteResponse{}, errors.New("mvcc: bad mutation op " + m.Op.String())
+		}
+		if err := w.putWrite(m.Key, commitTS, rec); err != nil {
+			return kvrpc.PrewriteResponse{}, err
+		}
+		if p.pessimistic {
+			w.delLock(m.Key)
+			released = append(released, m.Key)
+		}
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.PrewriteResponse{}, err
+	}
+	s.waiters.wake(released)
+	return kvrpc.PrewriteResponse{OnePCCommitTS: commitTS}, nil
+}
+
+// Commit commits a transaction's prewritten locks on req.Keys. It is
+// idempotent.
+func (s *Store) Commit(ctx context.Context, req kvrpc.CommitRequest) (kvrpc.CommitResponse, error) {
+	if req.CommitTS <= req.StartTS {
+		return kvrpc.CommitResponse{}, errors.New("mvcc: commit ts must exceed start ts")
+	}
+	var g guard
+	s.latches.acquire(&g, req.Keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	for _, k := range req.Keys {
+		if err := w.commitKey(k, req.StartTS, req.CommitTS); err != nil {
+			return kvrpc.CommitResponse{}, err
+		}
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.CommitResponse{}, err
+	}
+	s.waiters.wake(req.Keys)
+	return kvrpc.CommitResponse{}, nil
+}
+
+// Cleanup rolls back req.Key's lock if it expired at req.CurrentTS (or
+// unconditionally when CurrentTS is 0).
+func (s *Store) Cleanup(ctx context.Context, req kvrpc.CleanupRequest) (kvrpc.CleanupResponse, error) {
+	keys := [][]byte{req.Key}
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	l, ok, err := w.r.loadLock(req.Key)
+	if err != nil {
+		return kvrpc.CleanupResponse{}, err
+	}
+	if ok && l.StartTS == req.StartTS && req.CurrentTS != 0 && !lockExpired(&l, req.CurrentTS) {
+		return kvrpc.CleanupResponse{}, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{l.info(req.Key)}}
+	}
+	if err := w.rollbackKey(req.Key, req.StartTS); err != nil {
+		var ce *kvrpc.TxnCommittedError
+		if errors.As(err, &ce) {
+			return kvrpc.CleanupResponse{CommitTS: ce.CommitTS}, nil
+		}
+		return kvrpc.CleanupResponse{}, err
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.CleanupResponse{}, err
+	}
+	s.waiters.wake(keys)
+	return kvrpc.CleanupResponse{}, nil
+}
+
+// BatchRollback rolls back a transaction on req.Keys, leaving rollback
+// records so that a late prewrite cannot succeed.
+func (s *Store) BatchRollback(ctx context.Context, req kvrpc.BatchRollbackRequest) (kvrpc.BatchRollbackResponse, error) {
+	var g guard
+	s.latches.acquire(&g, req.Keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	for _, k := range req.Keys {
+		if err := w.rollbackKey(k, req.StartTS); err != nil {
+			return kvrpc.BatchRollbackResponse{}, err
+		}
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.BatchRollbackResponse{}, err
+	}
+	s.waiters.wake(req.Keys)
+	return kvrpc.BatchRollbackResponse{}, nil
+}
+
+// CheckTxnStatus reports the status of the transaction whose primary key
+// is req.PrimaryKey, rolling it back if its lock expired at req.CurrentTS.
+func (s *Store) CheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusRequest) (kvrpc.CheckTxnStatusResponse, error) {
+	keys := [][]byte{req.PrimaryKey}
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	l, ok, err := w.r.loadLock(req.PrimaryKey)
+	if err != nil {
+		return kvrpc.CheckTxnStatusResponse{}, err
+	}
+	var resp kvrpc.CheckTxnStatusResponse
+	if ok && l.StartTS == req.LockTS {
+		if !lockExpired(&l, req.CurrentTS) {
+			return kvrpc.CheckTxnStatusResponse{LockTTL: l.TTL, Lock: l.info(req.PrimaryKey)}, nil
+		}
+		if err := w.rollbackKey(req.PrimaryKey, req.LockTS); err != nil {
+			return resp, err
+		}
+		resp.Action = kvrpc.TTLExpireRollback
+	} else {
+		st, cts, err := w.r.findTxn(req.PrimaryKey, req.LockTS)
+		if err != nil {
+			return resp, err
+		}
+		switch st {
+		case txnCommitted:
+			return kvrpc.CheckTxnStatusResponse{CommitTS: cts}, nil
+		case txnRolledBack:
+			return resp, nil
+		}
+		if !req.RollbackIfNotExist {
+			return resp, &kvrpc.TxnLockNotFoundError{Key: clone(req.PrimaryKey), StartTS: req.LockTS}
+		}
+		if err := w.putRollback(req.PrimaryKey, req.LockTS); err != nil {
+			return resp, err
+		}
+		resp.Action = kvrpc.LockNotExistRollback
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.CheckTxnStatusResponse{}, err
+	}
+	s.waiters.wake(keys)
+	return resp, nil
+}
+
+// ResolveLock commits (CommitTS > 0) or rolls back the locks of StartTS
+// on req.Keys, or on every key it holds a lock on when Keys is empty.
+func (s *Store) ResolveLock(ctx context.Context, req kvrpc.ResolveLockRequest) (kvrpc.ResolveLockResponse, error) {
+	keys := req.Keys
+	if len(keys) == 0 {
+		var err error
+		if keys, err = s.scanTxnLocks(req.StartTS); err != nil {
+			return kvrpc.ResolveLockResponse{}, err
+		}
+		if len(keys) == 0 {
+			return kvrpc.ResolveLockResponse{}, nil
+		}
+	}
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	for _, k := range keys {
+		l, ok, err := w.r.loadLock(k)
+		if err != nil {
+			return kvrpc.ResolveLockResponse{}, err
+		}
+		if !ok || l.StartTS != req.StartTS {
+			continue
+		}
+		if req.CommitTS > 0 {
+			err = w.commitKey(k, req.StartTS, req.CommitTS)
+		} else {
+			err = w.rollbackKey(k, req.StartTS)
+		}
+		if err != nil {
+			return kvrpc.ResolveLockResponse{}, err
+		}
+	}
+	if err := w.b.Commit(s.sync); err != nil {
+		return kvrpc.ResolveLockResponse{}, err
+	}
+	s.waiters.wake(keys)
+	return kvrpc.ResolveLockResponse{}, nil
+}
+
+func (s *Store) scanTxnLocks(startTS uint64) ([][]byte, error) {
+	snap := s.eng.NewSnapshot()
+	defer snap.Close()
+	it := snap.NewIterator([]byte{PrefixLock}, []byte{PrefixLock + 1})
+	defer it.Close()
+	var keys [][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		l, err := parseLock(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if l.StartTS == startTS {
+			keys = append(keys, clone(it.Key()[1:]))
+		}
+	}
+	return keys, it.Error()
+}
+
+// ScanLocks returns every lock with start ts <= maxTS (all if 0), for
+// recovery and tests.
+func (s *Store) ScanLocks(maxTS uint64) ([]*kvrpc.LockInfo, error) {
+	snap := s.eng.NewSnapshot()
+	defer snap.Close()
+	it := snap.NewIterator([]byte{PrefixLock}, []byte{PrefixLock + 1})
+	defer it.Close()
+	var out []*kvrpc.LockInfo
+	for ok := it.First(); ok; ok = it.Next() {
+		l, err := parseLock(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if maxTS == 0 || l.StartTS <= maxTS {
+			out = append(out, l.info(it.Key()[1:]))
+		}
+	}
+	return out, it.Error()
+}
+
+// PessimisticLock takes pessimistic locks on req.Keys at req.ForUpdateTS,
+// waiting (without holding latches) for other transactions' locks.
+func (s *Store) PessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRequest) (kvrpc.PessimisticLockResponse, error) {
+	keys := make([][]byte, len(req.Keys))
+	for i := range req.Keys {
+		keys[i] = req.Keys[i].Key
+	}
+	deadline := time.Now().Add(req.WaitTimeout)
+	for {
+		resp, blocker, wt, err := s.pessimisticLockOnce(req, keys)
+		if wt == nil {
+			return resp, err
+		}
+		// Wait without latches, at most until the deadline, and no longer
+		// than the holder's TTL (so the client can check on a dead holder).
+		now := time.Now()
+		wait := deadline.Sub(now)
+		expireAt := time.UnixMilli(int64(physicalMS(blocker.LockTS) + blocker.TTL))
+		if d := expireAt.Sub(now); d < wait {
+			wait = max(d, 50*time.Millisecond)
+		}
+		timer := time.NewTimer(wait)
+		woken := false
+		select {
+		case <-wt.ch:
+			woken = true
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			s.waiters.cancel(wt)
+			return kvrpc.PessimisticLockResponse{}, ctx.Err()
+		}
+		timer.Stop()
+		s.waiters.cancel(wt)
+		if woken {
+			continue
+		}
+		if !time.Now().Before(deadline) {
+			return kvrpc.PessimisticLockResponse{}, &kvrpc.LockWaitTimeoutError{Lock: blocker}
+		}
+		return kvrpc.PessimisticLockResponse{}, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{blocker}}
+	}
+}
+
+// pessimisticLockOnce tries once under latches. If a key is held by
+// another transaction and the request may wait, it registers a waiter
+// (before dropping the latches) and returns it.
+func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]byte) (kvrpc.PessimisticLockResponse, *kvrpc.LockInfo, *waiter, error) {
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	s.observeRead(req.ForUpdateTS)
+	var resp kvrpc.PessimisticLockResponse
+	if req.ReturnValues {
+		resp.Values = make([][]byte, len(req.Keys))
+	}
+	for i := range req.Keys {
+		pk := &req.Keys[i]
+		l, ok, err := w.r.loadLock(pk.Key)
+		if err != nil {
+			return resp, nil, nil, err
+		}
+		if ok && l.StartTS != req.StartTS {
+			info := l.info(pk.Key)
+			if req.WaitTimeout <= 0 {
+				return resp, nil, nil, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{info}}
+			}
+			wt, chain := s.waiters.register(req.StartTS, l.StartTS, keyHash(pk.Key))
+			if chain != nil {
+				return resp, nil, nil, &kvrpc.DeadlockError{Key: clone(pk.Key), LockTS: l.StartTS, WaitChain: chain}
+			}
+			return resp, info, wt, nil
+		}
+		if ok {
+			// Our own lock: already held since an earlier for_update_ts, so
+			// nothing newer can have committed.
+			if l.Type == kvrpc.OpPessimisticLock && (req.ForUpdateTS > l.ForUpdateTS || req.LockTTL > l.TTL) {
+				l.ForUpdateTS = max(l.ForUpdateTS, req.ForUpdateTS)
+				l.TTL = max(l.TTL, req.LockTTL)
+				w.putLock(pk.Key, &l)
+			}
+		} else {
+			if err := w.r.checkWrites(pk.Key, req.PrimaryLock, req.StartTS, req.ForUpdateTS, req.ForUpdateTS); err != nil {
+				if err == errSelfCommitted {
+					err = &kvrpc.TxnCommittedError{Key: clone(pk.Key), StartTS: req.StartTS}
+				}
+				return resp, nil, nil, err
+			}
+			if pk.ShouldNotExist {
+				exists, err := w.r.latestExists(pk.Key)
+				if err != nil {
+					return resp, nil, nil, err
+				}
+				if exists {
+					return resp, nil, nil, &kvrpc.KeyExistsError{Key: clone(pk.Key)}
+				}
+			}
+			lk := Lock{Type: kvrpc.OpPessimisticLock, Primary: req.PrimaryLock, StartTS: req.StartTS,
+				TTL: req.LockTTL, ForUpdateTS: req.ForUpdateTS}
+			w.putLock(pk.Key, &lk)
+		}
+		if req.ReturnValues {
+			v, _, err := w.r.getValue(pk.Key, math.MaxUint64)
+			if err != nil {
+				return resp, nil, nil, err
+			}
+			resp.Values[i] = v
+		}
+	}
+	// Pessimistic locks need no fsync: losing them in a crash only aborts
+	// their (dead) transaction, whose prewrite then finds them missing.
+	if err := w.b.Commit(false); err != nil {
+		return kvrpc.PessimisticLockResponse{}, nil, nil, err
+	}
+	return resp, nil, nil, nil
+}
+
+// PessimisticRollback releases pessimistic locks (not prewritten ones) of
+// req.StartTS with for_update_ts <= req.ForUpdateTS (any if 0).
+func (s *Store) PessimisticRollback(ctx context.Context, req kvrpc.PessimisticRollbackRequest) (kvrpc.PessimisticRollbackResponse, error) {
+	var g guard
+	s.latches.acquire(&g, req.Keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	for _, k := range req.Keys {
+		l, ok, err := w.r.loadLock(k)
+		if err != nil {
+			return kvrpc.PessimisticRollbackResponse{}, err
+		}
+		if ok && l.StartTS == req.StartTS && l.Type == kvrpc.OpPessimisticLock &&
+			(req.ForUpdateTS == 0 || l.ForUpdateTS <= req.ForUpdateTS) {
+			w.delLock(k)
+		}
+	}
+	if err := w.b.Commit(false); err != nil {
+		return kvrpc.PessimisticRollbackResponse{}, err
+	}
+	s.waiters.wake(req.Keys)
+	return kvrpc.PessimisticRollbackResponse{}, nil
+}
+
+// TxnHeartBeat extends the TTL of a transaction's primary lock.
+func (s *Store) TxnHeartBeat(ctx context.Context, req kvrpc.TxnHeartBeatRequest) (kvrpc.TxnHeartBeatResponse, error) {
+	keys := [][]byte{req.PrimaryLock}
+	var g guard
+	s.latches.acquire(&g, keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	l, ok, err := w.r.loadLock(req.PrimaryLock)
+	if err != nil {
+		return kvrpc.TxnHeartBeatResponse{}, err
+	}
+	if !ok || l.StartTS != req.StartTS {
+		return kvrpc.TxnHeartBeatResponse{}, &kvrpc.TxnLockNotFoundError{Key: clone(req.PrimaryLock), StartTS: req.StartTS}
+	}
+	if req.AdviseLockTTL > l.TTL {
+		l.TTL = req.AdviseLockTTL
+		w.putLock(req.PrimaryLock, &l)
+		if err := w.b.Commit(false); err != nil {
+			return kvrpc.TxnHeartBeatResponse{}, err
+		}
+	}
+	return kvrpc.TxnHeartBeatResponse{LockTTL: l.TTL}, nil
+}

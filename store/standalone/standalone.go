@@ -1,0 +1,166 @@
+// Package standalone is the embedded storage engine: store/engine.Engine
+// implemented directly on one Pebble instance, without replication. It is
+// what `shoal server` runs on.
+//
+// Invariants: one process owns a data directory at a time (Pebble's LOCK
+// file); a synced batch commit is in Pebble's WAL and fsynced before Commit
+// returns, and concurrent synced commits share fsyncs (Pebble's commit
+// pipeline does group commit).
+package standalone
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/shoaldb/shoal/store/engine"
+)
+
+// Options tune the engine.
+type Options struct {
+	// BlockCacheSize in bytes (256 MiB if 0).
+	BlockCacheSize int64
+	// MemTableSize in bytes (64 MiB if 0).
+	MemTableSize uint64
+	// DisableWAL is for tests and bulk loads only: commits are not durable.
+	DisableWAL bool
+	// Logger receives Pebble's log lines (discarded if nil).
+	Logger pebble.Logger
+}
+
+// Engine is the Pebble engine.
+type Engine struct {
+	db *pebble.DB
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// Open opens (creating if needed) the Pebble database in dir. It fails if
+// another process holds the directory.
+func Open(dir string, o Options) (*Engine, error) {
+	if o.BlockCacheSize <= 0 {
+		o.BlockCacheSize = 256 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	cache := pebble.NewCache(o.BlockCacheSize)
+	defer cache.Unref()
+	opts := &pebble.Options{
+		Cache:                       cache,
+		MemTableSize:                o.MemTableSize,
+		MemTableStopWritesThreshold: 4,
+		L0CompactionThreshold:       4,
+		L0StopWritesThreshold:       24,
+		LBaseMaxBytes:               256 << 20,
+		MaxOpenFiles:                4096,
+		FormatMajorVersion:          pebble.FormatNewest,
+		DisableWAL:                  o.DisableWAL,
+		Logger:                      o.Logger,
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLogger{}
+	}
+	for i := range opts.Levels {
+		opts.Levels[i].BlockSize = 16 << 10
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	opts.EnsureDefaults()
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("standalone: open %s: %w", dir, err)
+	}
+	return &Engine{db: db}, nil
+}
+
+// DB exposes the Pebble instance (metrics, tests).
+func (e *Engine) DB() *pebble.DB { return e.db }
+
+// Close closes the database.
+func (e *Engine) Close() error { return e.db.Close() }
+
+// NewSnapshot implements engine.Engine.
+func (e *Engine) NewSnapshot() engine.Snapshot { return &snapshot{s: e.db.NewSnapshot()} }
+
+// NewBatch implements engine.Engine.
+func (e *Engine) NewBatch() engine.Batch { return &batch{db: e.db, b: e.db.NewBatch()} }
+
+type snapshot struct{ s *pebble.Snapshot }
+
+func (s *snapshot) Get(key []byte) ([]byte, error) {
+	v, closer, err := s.s.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, engine.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(v))
+	copy(out, v)
+	closer.Close()
+	return out, nil
+}
+
+func (s *snapshot) NewIterator(lower, upper []byte) engine.Iterator {
+	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return errIter{err}
+	}
+	return iter{it}
+}
+
+func (s *snapshot) Close() { s.s.Close() }
+
+type iter struct{ *pebble.Iterator }
+
+func (i iter) Value() []byte { return i.Iterator.Value() }
+
+type errIter struct{ err error }
+
+func (errIter) SeekGE([]byte) bool { return false }
+func (errIter) SeekLT([]byte) bool { return false }
+func (errIter) First() bool        { return false }
+func (errIter) Last() bool         { return false }
+func (errIter) Next() bool         { return false }
+func (errIter) Prev() bool         { return false }
+func (errIter) Valid() bool        { return false }
+func (errIter) Key() []byte        { return nil }
+func (errIter) Value() []byte      { return nil }
+func (e errIter) Error() error     { return e.err }
+func (e errIter) Close() error     { return e.err }
+
+type batch struct {
+	db *pebble.DB
+	b  *pebble.Batch
+}
+
+func (b *batch) Set(k, v []byte) { _ = b.b.Set(k, v, nil) }
+func (b *batch) Delete(k []byte) { _ = b.b.Delete(k, nil) }
+func (b *batch) Count() int      { return int(b.b.Count()) }
+func (b *batch) Close()          { _ = b.b.Close() }
+func (b *batch) Commit(sync bool) error {
+	if b.b.Empty() {
+		return nil
+	}
+	wo := pebble.NoSync
+	if sync {
+		wo = pebble.Sync
+	}
+	return b.b.Commit(wo)
+}
+
+var _ io.Closer = (*Engine)(nil)
