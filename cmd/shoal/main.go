@@ -1,0 +1,79 @@
+// Command shoal is the single shoal binary. Subcommands:
+//
+//	shoal server    the embedded server: PD, one store and one SQL node in
+//	                one process, data in one directory
+//	shoal version   print the version
+//
+// The cluster roles (pd, store, sql), playground and bench come later as
+// further subcommands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+)
+
+// Set with -ldflags "-X main.version=... -X main.gitHash=... -X main.buildTime=...".
+var (
+	version   = "v0.1.0-dev"
+	gitHash   = "unknown"
+	buildTime = "unknown"
+)
+
+type command struct {
+	name  string
+	short string
+	run   func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"server", "run the embedded server (PD + store + SQL in one process)", runServer},
+		{"version", "print version information", runVersion},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: shoal <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'shoal <command> -h' for the flags of a command.\n")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	case "-version", "--version":
+		return runVersion(nil, stdout, stderr)
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "shoal: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func versionString() string {
+	return fmt.Sprintf("shoal %s (git %s, built %s, %s %s/%s)", version, gitHash, buildTime, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func runVersion(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, versionString())
+	return 0
+}

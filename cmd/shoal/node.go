@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/embedded"
+	"github.com/shoaldb/shoal/server"
+	"github.com/shoaldb/shoal/session"
+)
+
+// node is the embedded server's wiring: storage -> SQL backend -> MySQL
+// protocol server.
+type node struct {
+	srv          *server.Server
+	closeStorage func() error
+}
+
+func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
+	store, closer, err := embedded.Open(cfg.DataDir, embedded.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
+	}
+	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword})
+	if err != nil {
+		closer.Close()
+		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
+	}
+	srv := server.New(server.Config{
+		Addr:          cfg.Addr(),
+		ServerVersion: "8.0.11-shoal-" + version,
+		Logger:        log,
+	}, backend)
+	return &node{srv: srv, closeStorage: closer.Close}, nil
+}
+
+// Serve serves MySQL clients on ln until Close; it returns nil after Close.
+func (n *node) Serve(ln net.Listener) error {
+	if err := n.srv.Serve(ln); err != nil && !errors.Is(err, server.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close stops accepting, closes the sessions, then closes the storage.
+func (n *node) Close() error {
+	return errors.Join(n.srv.Close(), n.closeStorage())
+}

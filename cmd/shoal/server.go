@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/status"
+)
+
+// serverFlags parses the flags of `shoal server` into a config: defaults,
+// then the --config file, then every flag that was given explicitly.
+func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
+	def := config.Default()
+	fs := flag.NewFlagSet("shoal server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
+		host       = fs.String("host", def.Host, "MySQL protocol listen host")
+		port       = fs.Int("port", def.Port, "MySQL protocol listen port")
+		statusHost = fs.String("status-host", def.StatusHost, "status HTTP listen host (default: --host)")
+		statusPort = fs.Int("status-port", def.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+		dataDir    = fs.String("data-dir", def.DataDir, "data directory")
+		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
+		rootPass   = fs.String("root-password", def.RootPassword, "password of the root user")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: shoal server [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return def, err
+	}
+	if fs.NArg() > 0 {
+		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	cfg := def
+	if *cfgFile != "" {
+		if err := cfg.LoadFile(*cfgFile); err != nil {
+			return cfg, err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "host":
+			cfg.Host = *host
+		case "port":
+			cfg.Port = *port
+		case "status-host":
+			cfg.StatusHost = *statusHost
+		case "status-port":
+			cfg.StatusPort = *statusPort
+		case "data-dir":
+			cfg.DataDir = *dataDir
+		case "log-level":
+			cfg.LogLevel = *logLevel
+		case "root-password":
+			cfg.RootPassword = *rootPass
+		}
+	})
+	return cfg, cfg.Validate()
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn", "warning":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// checkDataDir creates the data directory if needed and proves it writable.
+func checkDataDir(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("data dir %s exists and is not a directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create data dir: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return fmt.Errorf("data dir %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func runServer(args []string, stdout, stderr io.Writer) int {
+	cfg, err := serverFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shoal server: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	slog.SetDefault(log)
+	if err := serve(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "shoal server: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the embedded server until SIGINT/SIGTERM or a fatal error.
+// Everything that can fail at start (ports, data dir, storage) fails here,
+// before the server reports itself ready.
+func serve(cfg config.Config, log *slog.Logger) error {
+	start := time.Now()
+	if err := checkDataDir(cfg.DataDir); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("cannot listen for MySQL clients on %s: %w", cfg.Addr(), err)
+	}
+	defer ln.Close()
+	var statusLn net.Listener
+	if cfg.StatusPort != 0 {
+		statusLn, err = net.Listen("tcp", cfg.StatusAddr())
+		if err != nil {
+			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr(), err)
+		}
+		defer statusLn.Close()
+	}
+
+	node, err := openNode(cfg, log)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- node.Serve(ln) }()
+	var st *status.Server
+	if statusLn != nil {
+		st = status.Serve(statusLn, status.Info{Role: "server", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start})
+	}
+	log.Info("shoal server ready", "version", version, "addr", cfg.Addr(), "status", statusAddrOrOff(cfg), "data-dir", cfg.DataDir,
+		"connect", fmt.Sprintf("mysql -h %s -P %d -u root", cfg.Host, cfg.Port))
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", "signal")
+	case err := <-serveErr:
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			runErr = fmt.Errorf("MySQL server stopped: %w", err)
+		}
+		log.Error("MySQL protocol server stopped", "err", err)
+	}
+	stop() // a second signal kills the process the default way
+
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+		errs = append(errs, node.Close()) // listener, sessions, then storage
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			log.Warn("shutdown", "err", err)
+		}
+	case <-time.After(30 * time.Second):
+		return errors.New("shutdown did not finish within 30s")
+	}
+	log.Info("shoal server stopped")
+	return runErr
+}
+
+func statusAddrOrOff(cfg config.Config) string {
+	if cfg.StatusPort == 0 {
+		return "off"
+	}
+	return cfg.StatusAddr()
+}
