@@ -50,3 +50,13 @@ type Backend interface {
 	// exists; the protocol layer verifies the scramble itself.
 	Password(user string) (string, bool)
 }
+
+// MultiStatementSession is optionally implemented by a Session whose Execute
+// can run several statements. AffectedRows/LastInsertID/WarningCount describe
+// only the last statement; StatementOutcome returns the outcome of the i-th
+// statement (counting from 0) of the most recent Execute, so the OK packet
+// of each row-less statement in a batch carries its own counts. Without it
+// every row-less statement of a batch reports the session's final counts.
+type MultiStatementSession interface {
+	StatementOutcome(i int) (affectedRows, lastInsertID uint64, warnings uint16)
+}
