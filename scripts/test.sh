@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The one test command (README, CI): installs what the tests need on a
+# Debian machine (as root; skipped when already present), downloads the Go
+# modules, then runs the unit tests and the acceptance tests.
+#
+# Env: SKIP_INSTALL=1 (never apt-get), SHOAL_SLT_ALL=1 (whole sqllogictest
+# corpus), SHOAL_TEST_TARGET=mariadb (acceptance tests against MariaDB).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "[test.sh $(date +%H:%M:%S)] $*"; }
+
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
+
+install_tools() {
+	local need=()
+	have sysbench || need+=(sysbench)
+	have mysql || need+=(mariadb-client)
+	have mariadbd || need+=(mariadb-server)
+	have haproxy || need+=(haproxy)
+	[ ${#need[@]} -eq 0 ] && { log "tools present: sysbench mysql mariadbd haproxy"; return 0; }
+	if [ "${SKIP_INSTALL:-0}" = 1 ]; then log "missing ${need[*]} (SKIP_INSTALL=1)"; return 0; fi
+	local sudo=""
+	if [ "$(id -u)" != 0 ]; then
+		command -v sudo >/dev/null || { log "missing ${need[*]} and not root: install them with apt-get"; return 1; }
+		sudo="sudo"
+	fi
+	command -v apt-get >/dev/null || { log "missing ${need[*]} and no apt-get"; return 1; }
+	log "installing ${need[*]}"
+	# Keep package scripts from starting the system MariaDB service: the
+	# tests start private servers of their own.
+	local policy=/usr/sbin/policy-rc.d added=0
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod +x "$policy" && added=1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -q && $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+	local rc=$?
+	[ $added = 1 ] && $sudo rm -f "$policy"
+	return $rc
+}
+
+command -v go >/dev/null || { log "go is not installed (Go 1.26 is required)"; exit 1; }
+install_tools || exit 1
+log "go $(go env GOVERSION): downloading modules"
+go mod download || exit 1
+
+ACCEPT=github.com/shoaldb/shoal/tests/acceptance
+mapfile -t UNIT < <(go list ./... | grep -v "^$ACCEPT\$")
+
+log "unit tests (${#UNIT[@]} packages)"
+go test -count=1 -timeout 20m "${UNIT[@]}"
+unit_rc=$?
+
+log "acceptance tests"
+go test -count=1 -timeout 60m -v "$ACCEPT"
+acc_rc=$?
+
+[ $unit_rc -eq 0 ] && [ $acc_rc -eq 0 ]
