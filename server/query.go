@@ -13,7 +13,7 @@ import (
 // but the last with SERVER_MORE_RESULTS_EXISTS; an error ends the sequence
 // with an ERR packet. The returned error is an I/O error only.
 func (c *conn) handleQuery(ctx context.Context, sql string) error {
-	if !c.multiStmts {
+	if !c.multiStmts && strings.IndexByte(sql, ';') >= 0 {
 		noBackslash := c.sess.Status()&mysql.ServerStatusNoBackslashEscaped != 0
 		if rest, ok := secondStatement(sql, noBackslash); ok {
 			if len(rest) > 80 {
@@ -93,19 +93,18 @@ func (c *conn) writeResultSet(ctx context.Context, rs session.ResultSet, binary 
 		}
 	}
 
-	rows := c.rows[:0]
-	defer func() {
-		clear(rows[:cap(rows)])
-		c.rows = rows[:0]
-	}()
+	// Next gets a pointer to the connection's reused slice (a local would
+	// escape to the heap on every call).
+	c.rows = c.rows[:0]
+	defer func() { clear(c.rows[:cap(c.rows)]) }()
 	for {
-		if err := rs.Next(ctx, &rows); err != nil {
+		if err := rs.Next(ctx, &c.rows); err != nil {
 			return true, c.writeError(err)
 		}
-		if len(rows) == 0 {
+		if len(c.rows) == 0 {
 			break
 		}
-		for _, row := range rows {
+		for _, row := range c.rows {
 			start := p.startPacket()
 			if binary {
 				p.wbuf = appendBinaryRow(p.wbuf, fields, row)
