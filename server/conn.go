@@ -271,8 +271,28 @@ func (c *conn) handshake(ctx context.Context) error {
 	c.user = hr.user
 	c.multiStmts = c.capability&mysql.ClientMultiStatements != 0
 
-	auth := hr.auth
-	if hr.plugin != "" && hr.plugin != mysql.AuthNativePassword {
+	if err := c.authenticate(hr.user, hr.auth, hr.plugin); err != nil {
+		return err
+	}
+	sess, err := c.srv.backend.NewSession(ctx, hr.user, c.host, hr.db)
+	if err != nil {
+		_ = c.writeError(err)
+		_ = c.pkt.flush()
+		return err
+	}
+	sess.SetConnectionID(c.id)
+	c.sess = sess
+	if err := c.writeOK(); err != nil {
+		return err
+	}
+	return c.pkt.flush()
+}
+
+// authenticate verifies the client's answer to c.salt, first switching the
+// client to mysql_native_password if it used another plugin. On failure it
+// has sent the client an ERR packet (if it could) and returns an error.
+func (c *conn) authenticate(user string, auth []byte, plugin string) error {
+	if plugin != "" && plugin != mysql.AuthNativePassword {
 		// Ask the client to answer the scramble with mysql_native_password
 		// instead (caching_sha2_password clients, MySQL 8 defaults).
 		p := c.pkt
@@ -295,30 +315,58 @@ func (c *conn) handshake(ctx context.Context) error {
 		}
 		auth = data
 	}
-
-	password, ok := c.srv.backend.Password(hr.user)
+	password, ok := c.srv.backend.Password(user)
 	if !ok || !checkNativePassword(c.salt[:], auth, password) {
 		using := "NO"
 		if len(auth) > 0 {
 			using = "YES"
 		}
-		_ = c.writeError(errno.NewStd(mysql.ErrAccessDenied, hr.user, c.host, using))
+		_ = c.writeError(errno.NewStd(mysql.ErrAccessDenied, user, c.host, using))
 		_ = c.pkt.flush()
-		return fmt.Errorf("access denied for user %q", hr.user)
+		return fmt.Errorf("access denied for user %q", user)
 	}
+	return nil
+}
 
-	sess, err := c.srv.backend.NewSession(ctx, hr.user, c.host, hr.db)
+// handleChangeUser implements COM_CHANGE_USER: authenticate again and
+// replace the session. A failure ends the connection, as the old identity
+// must not silently carry on.
+func (c *conn) handleChangeUser(ctx context.Context, body []byte) error {
+	r := newReader(body)
+	user := string(r.nulString())
+	var auth []byte
+	if c.capability&mysql.ClientSecureConnection != 0 {
+		auth = r.bytes(int(r.byte1()))
+	} else {
+		auth = r.nulString()
+	}
+	if !r.ok {
+		return errMalformed
+	}
+	auth = append([]byte(nil), auth...)
+	db := string(r.nulString())
+	var plugin string
+	if len(r.b) >= 2 {
+		r.uint16() // character set
+		if c.capability&mysql.ClientPluginAuth != 0 {
+			plugin = string(r.nulString())
+		}
+	}
+	if err := c.authenticate(user, auth, plugin); err != nil {
+		return errQuit
+	}
+	sess, err := c.srv.backend.NewSession(ctx, user, c.host, db)
 	if err != nil {
 		_ = c.writeError(err)
 		_ = c.pkt.flush()
-		return err
+		return errQuit
 	}
+	c.sess.Close()
+	c.stmts = make(map[uint32]*stmt)
+	c.user = user
 	sess.SetConnectionID(c.id)
 	c.sess = sess
-	if err := c.writeOK(); err != nil {
-		return err
-	}
-	return c.pkt.flush()
+	return c.writeOK()
 }
 
 // checkNativePassword verifies a mysql_native_password scramble:
@@ -484,6 +532,8 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 		return c.handleStatistics()
 	case mysql.ComResetConnection:
 		return c.handleResetConnection(ctx)
+	case mysql.ComChangeUser:
+		return c.handleChangeUser(ctx, body)
 	default:
 		return c.writeError(errno.NewStd(mysql.ErrUnknownCom))
 	}

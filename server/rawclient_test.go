@@ -24,6 +24,7 @@ type rawClient struct {
 	rbuf []byte
 	wbuf []byte
 	hdr  [4]byte
+	salt []byte
 }
 
 func dialRaw(tb testing.TB, addr string) *rawClient {
@@ -125,6 +126,7 @@ func (rc *rawClient) handshake(user, pass, db, plugin string, caps uint32) []byt
 		rc.tb.Fatal("short greeting")
 	}
 	rc.caps = caps
+	rc.salt = salt
 	var b []byte
 	b = binary.LittleEndian.AppendUint32(b, caps)
 	b = binary.LittleEndian.AppendUint32(b, 1<<24)

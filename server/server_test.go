@@ -792,6 +792,60 @@ func TestMiscCommands(t *testing.T) {
 	}
 }
 
+func changeUserPayload(salt []byte, user, pass, db, plugin string) []byte {
+	b := []byte{mysql.ComChangeUser}
+	b = append(b, user...)
+	b = append(b, 0)
+	var auth []byte
+	if plugin == mysql.AuthNativePassword {
+		auth = scrambleNativePassword(salt, pass)
+	} else {
+		auth = make([]byte, 32)
+	}
+	b = append(b, byte(len(auth)))
+	b = append(b, auth...)
+	b = append(b, db...)
+	b = append(b, 0, 45, 0)
+	b = append(b, plugin...)
+	return append(b, 0)
+}
+
+func TestChangeUser(t *testing.T) {
+	env := startServer(t, Config{})
+	rc := dialRaw(t, env.addr)
+	rc.login()
+	rawPrepare(t, rc, "select ?", 1)
+	rc.command(changeUserPayload(rc.salt, "alice", "secret", "x", mysql.AuthNativePassword))
+	if p := rc.mustRead(); p[0] != 0 {
+		t.Fatalf("change user: %q", p)
+	}
+	if s := env.b.lastSession(); s.user != "alice" || s.db != "x" {
+		t.Fatalf("session %q %q", s.user, s.db)
+	}
+	// Statements of the old session are gone.
+	rc.command(executePayload(1, true, []rawParam{{tp: mysql.TypeLonglong, val: le64(1)}}))
+	if p := rc.mustRead(); errCode(p) != mysql.ErrUnknownStmtHandler {
+		t.Fatalf("old statement: %q", p)
+	}
+	// Via an auth switch.
+	rc.command(changeUserPayload(rc.salt, "root", "", "", mysql.AuthCachingSha2Password))
+	p := rc.mustRead()
+	if p[0] != 0xfe {
+		t.Fatalf("want auth switch, got %q", p)
+	}
+	if err := rc.writePacket(nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := rc.mustRead(); p[0] != 0 {
+		t.Fatalf("change user after switch: %q", p)
+	}
+	// A wrong password ends the connection.
+	rc.command(changeUserPayload(rc.salt, "alice", "nope", "", mysql.AuthNativePassword))
+	if last := expectClosed(t, rc); errCode(last) != mysql.ErrAccessDenied {
+		t.Fatalf("bad change user: %q", last)
+	}
+}
+
 // expectClosed reads until the server closes rc and returns the last packet
 // it sent, if any.
 func expectClosed(t *testing.T, rc *rawClient) []byte {
