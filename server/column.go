@@ -183,6 +183,12 @@ func columnLength(ft *types.FieldType, maxLen int) uint32 {
 	flen := ft.Flen
 	if flen <= 0 {
 		flen = defaultFlen(ft.Tp)
+		switch ft.Tp {
+		case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
+			if ft.Decimal > 0 && ft.Decimal <= 6 {
+				flen += 1 + ft.Decimal // fractional seconds
+			}
+		}
 	}
 	n := uint64(flen)
 	if hasCharset(ft.Tp) {
