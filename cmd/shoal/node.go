@@ -20,13 +20,13 @@ type node struct {
 }
 
 func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
-	store, closer, err := embedded.Open(cfg.DataDir, embedded.Options{})
+	store, err := embedded.Open(cfg.DataDir, embedded.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
 	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword})
 	if err != nil {
-		closer.Close()
+		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
 	}
 	srv := server.New(server.Config{
@@ -34,7 +34,7 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 		ServerVersion: "8.0.11-shoal-" + version,
 		Logger:        log,
 	}, backend)
-	return &node{srv: srv, closeStorage: closer.Close}, nil
+	return &node{srv: srv, closeStorage: store.Close}, nil
 }
 
 // Serve serves MySQL clients on ln until Close; it returns nil after Close.
