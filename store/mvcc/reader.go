@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/shoaldb/shoal/store/engine"
 	"github.com/shoaldb/shoal/store/kvrpc"
@@ -17,15 +18,24 @@ type reader struct {
 	pbuf []byte
 }
 
+var readerPool = sync.Pool{New: func() any { return new(reader) }}
+
 func newReader(e engine.Engine) *reader {
-	return &reader{snap: e.NewSnapshot()}
+	r := readerPool.Get().(*reader)
+	r.snap = e.NewSnapshot()
+	return r
 }
 
 func (r *reader) close() {
 	if r.wIt != nil {
 		r.wIt.Close()
+		r.wIt = nil
 	}
 	r.snap.Close()
+	r.snap = nil
+	if cap(r.kbuf) <= 4096 && cap(r.pbuf) <= 4096 {
+		readerPool.Put(r)
+	}
 }
 
 func (r *reader) writeIter() engine.Iterator {

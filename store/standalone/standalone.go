@@ -9,10 +9,11 @@
 package standalone
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -93,37 +94,66 @@ func (e *Engine) DB() *pebble.DB { return e.db }
 // Close closes the database.
 func (e *Engine) Close() error { return e.db.Close() }
 
-// NewSnapshot implements engine.Engine.
-func (e *Engine) NewSnapshot() engine.Snapshot { return &snapshot{s: e.db.NewSnapshot()} }
+// NewSnapshot implements engine.Engine. A snapshot is one unbounded
+// Pebble iterator, which pins a consistent point-in-time view (cheaper than
+// a pebble.Snapshot, whose Close takes the DB mutex); its bounded
+// iterators are clones of it, over the same view.
+func (e *Engine) NewSnapshot() engine.Snapshot {
+	s := snapPool.Get().(*snapshot)
+	it, err := e.db.NewIter(nil)
+	s.base, s.err = it, err
+	return s
+}
 
 // NewBatch implements engine.Engine.
 func (e *Engine) NewBatch() engine.Batch { return &batch{db: e.db, b: e.db.NewBatch()} }
 
-type snapshot struct{ s *pebble.Snapshot }
+var snapPool = sync.Pool{New: func() any { return new(snapshot) }}
+
+type snapshot struct {
+	base *pebble.Iterator
+	err  error
+	opts pebble.IterOptions
+}
 
 func (s *snapshot) Get(key []byte) ([]byte, error) {
-	v, closer, err := s.s.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if !s.base.SeekGE(key) || !bytes.Equal(s.base.Key(), key) {
+		if err := s.base.Error(); err != nil {
+			return nil, err
+		}
 		return nil, engine.ErrNotFound
 	}
+	v, err := s.base.ValueAndErr()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, len(v))
 	copy(out, v)
-	closer.Close()
 	return out, nil
 }
 
 func (s *snapshot) NewIterator(lower, upper []byte) engine.Iterator {
-	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if s.err != nil {
+		return errIter{s.err}
+	}
+	s.opts = pebble.IterOptions{LowerBound: lower, UpperBound: upper}
+	it, err := s.base.Clone(pebble.CloneOptions{IterOptions: &s.opts})
 	if err != nil {
 		return errIter{err}
 	}
 	return iter{it}
 }
 
-func (s *snapshot) Close() { s.s.Close() }
+func (s *snapshot) Close() {
+	if s.base != nil {
+		_ = s.base.Close()
+	}
+	*s = snapshot{}
+	snapPool.Put(s)
+}
 
 type iter struct{ *pebble.Iterator }
 

@@ -1,0 +1,161 @@
+package txnkv
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/store/kvrpc"
+)
+
+// snapshot implements kv.Snapshot: committed data at ts.
+type snapshot struct {
+	s  *Storage
+	ts uint64
+}
+
+var _ kv.Snapshot = (*snapshot)(nil)
+
+func (sn *snapshot) TS() uint64 { return sn.ts }
+
+func (sn *snapshot) Get(ctx context.Context, k kv.Key) ([]byte, error) {
+	if err := sn.s.checkClosed(); err != nil {
+		return nil, err
+	}
+	var bo backoff
+	for {
+		resp, err := sn.s.store.KvGet(ctx, kvrpc.GetRequest{Key: k, Version: sn.ts})
+		if err == nil {
+			if resp.NotFound {
+				return nil, kv.ErrNotExist
+			}
+			if resp.Value == nil {
+				resp.Value = []byte{}
+			}
+			return resp.Value, nil
+		}
+		if err = sn.s.handleLocked(ctx, err, sn.ts, &bo); err != nil {
+			return nil, mapErr(err, sn.ts)
+		}
+	}
+}
+
+func (sn *snapshot) BatchGet(ctx context.Context, keys []kv.Key) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(keys))
+	return out, sn.batchGetInto(ctx, keys, out)
+}
+
+func (sn *snapshot) batchGetInto(ctx context.Context, keys []kv.Key, out map[string][]byte) error {
+	if err := sn.s.checkClosed(); err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	raw := make([][]byte, len(keys))
+	for i, k := range keys {
+		raw[i] = k
+	}
+	var bo backoff
+	for {
+		resp, err := sn.s.store.KvBatchGet(ctx, kvrpc.BatchGetRequest{Keys: raw, Version: sn.ts})
+		if err == nil {
+			for _, p := range resp.Pairs {
+				v := p.Value
+				if v == nil {
+					v = []byte{}
+				}
+				out[string(p.Key)] = v
+			}
+			return nil
+		}
+		if err = sn.s.handleLocked(ctx, err, sn.ts, &bo); err != nil {
+			return mapErr(err, sn.ts)
+		}
+	}
+}
+
+func (sn *snapshot) Iter(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
+	return sn.newScanIter(ctx, lower, upper, false)
+}
+
+func (sn *snapshot) IterReverse(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
+	return sn.newScanIter(ctx, lower, upper, true)
+}
+
+func (sn *snapshot) newScanIter(ctx context.Context, lower, upper kv.Key, reverse bool) (*scanIter, error) {
+	if err := sn.s.checkClosed(); err != nil {
+		return nil, err
+	}
+	it := &scanIter{sn: sn, ctx: ctx, lower: lower, upper: upper, reverse: reverse, batch: scanBatchMin}
+	if err := it.fetch(); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// scanIter streams a range in batches of scan calls.
+type scanIter struct {
+	sn           *snapshot
+	ctx          context.Context
+	lower, upper []byte // remaining range
+	reverse      bool
+	pairs        []kvrpc.KvPair
+	i            int
+	exhausted    bool // no more batches after pairs
+	batch        int
+	closed       bool
+}
+
+func (it *scanIter) fetch() error {
+	var bo backoff
+	for {
+		resp, err := it.sn.s.store.KvScan(it.ctx, kvrpc.ScanRequest{
+			StartKey: it.lower, EndKey: it.upper, Limit: it.batch, Version: it.sn.ts, Reverse: it.reverse,
+		})
+		if err != nil {
+			if err = it.sn.s.handleLocked(it.ctx, err, it.sn.ts, &bo); err != nil {
+				return mapErr(err, it.sn.ts)
+			}
+			continue
+		}
+		it.pairs, it.i = resp.Pairs, 0
+		if len(resp.Pairs) < it.batch {
+			it.exhausted = true
+		} else {
+			last := resp.Pairs[len(resp.Pairs)-1].Key
+			if it.reverse {
+				it.upper = last
+			} else {
+				it.lower = kv.Key(last).Next()
+			}
+		}
+		it.batch = min(it.batch*2, scanBatchMax)
+		return nil
+	}
+}
+
+func (it *scanIter) Valid() bool { return !it.closed && it.i < len(it.pairs) }
+func (it *scanIter) Key() kv.Key { return it.pairs[it.i].Key }
+func (it *scanIter) Value() []byte {
+	v := it.pairs[it.i].Value
+	if v == nil {
+		return []byte{}
+	}
+	return v
+}
+
+func (it *scanIter) Next() error {
+	if it.closed {
+		return errIterClosed
+	}
+	it.i++
+	if it.i >= len(it.pairs) && !it.exhausted {
+		return it.fetch()
+	}
+	return nil
+}
+
+func (it *scanIter) Close() { it.closed = true; it.pairs = nil }
+
+var _ = fmt.Sprint
