@@ -1,0 +1,235 @@
+package executor
+
+import (
+	"math"
+
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// aggState accumulates one aggregate for one group.
+type aggState struct {
+	count    int64
+	isum     int64
+	fsum     float64
+	useFloat bool
+	val      types.Datum
+	has      bool
+	buf      []byte
+	distinct map[string]bool
+}
+
+type aggGroup struct {
+	key    types.Row
+	states []aggState
+}
+
+type hashAggExec struct {
+	ctx    *Context
+	child  Executor
+	plan   *planner.Aggregation
+	groups []*aggGroup
+	pos    int
+}
+
+func (e *hashAggExec) Open() error {
+	if err := e.child.Open(); err != nil {
+		return err
+	}
+	e.groups, e.pos = nil, 0
+	index := map[string]*aggGroup{}
+	gbVals := make([]types.Datum, len(e.plan.GroupBy))
+	var keyBuf []byte
+	for {
+		row, err := e.child.Next()
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		for i, g := range e.plan.GroupBy {
+			if gbVals[i], err = g.Eval(e.ctx.Eval, row); err != nil {
+				return err
+			}
+		}
+		keyBuf = groupKey(keyBuf[:0], e.plan.GroupBy, gbVals)
+		grp := index[string(keyBuf)]
+		if grp == nil {
+			grp = &aggGroup{key: append(types.Row(nil), gbVals...), states: make([]aggState, len(e.plan.Aggs))}
+			index[string(keyBuf)] = grp
+			e.groups = append(e.groups, grp)
+		}
+		for i, a := range e.plan.Aggs {
+			if err := e.update(&grp.states[i], a, row); err != nil {
+				return err
+			}
+		}
+	}
+	if len(e.groups) == 0 && len(e.plan.GroupBy) == 0 {
+		e.groups = []*aggGroup{{states: make([]aggState, len(e.plan.Aggs))}}
+	}
+	return nil
+}
+
+func (e *hashAggExec) update(st *aggState, a *planner.AggDesc, row types.Row) error {
+	var v types.Datum
+	if len(a.Args) > 0 {
+		var err error
+		if v, err = a.Args[0].Eval(e.ctx.Eval, row); err != nil {
+			return err
+		}
+		if v.IsNull() && a.Name != "firstrow" {
+			return nil
+		}
+		if a.Name == "count" && len(a.Args) > 1 {
+			for _, x := range a.Args[1:] {
+				w, err := x.Eval(e.ctx.Eval, row)
+				if err != nil {
+					return err
+				}
+				if w.IsNull() {
+					return nil
+				}
+			}
+		}
+		if a.Distinct {
+			vals := make([]types.Datum, len(a.Args))
+			vals[0] = v
+			for i := 1; i < len(a.Args); i++ {
+				if vals[i], err = a.Args[i].Eval(e.ctx.Eval, row); err != nil {
+					return err
+				}
+			}
+			k := string(groupKey(nil, a.Args, vals))
+			if st.distinct == nil {
+				st.distinct = map[string]bool{}
+			}
+			if st.distinct[k] {
+				return nil
+			}
+			st.distinct[k] = true
+		}
+	}
+	switch a.Name {
+	case "count":
+		st.count++
+	case "sum", "avg":
+		st.count++
+		if !st.useFloat && v.Kind() == types.KindInt64 {
+			s := st.isum + v.Int()
+			if (v.Int() > 0 && s < st.isum) || (v.Int() < 0 && s > st.isum) {
+				st.useFloat = true
+				st.fsum = float64(st.isum) + float64(v.Int())
+			} else {
+				st.isum = s
+			}
+		} else {
+			if !st.useFloat {
+				st.useFloat = true
+				st.fsum = float64(st.isum)
+			}
+			st.fsum += v.ToFloat()
+		}
+	case "min", "max":
+		if !st.has {
+			st.val, st.has = v.Clone(), true
+			return nil
+		}
+		c := expression.CompareForArgs(a.Args[0], a.Args[0], v, st.val)
+		if (a.Name == "min" && c < 0) || (a.Name == "max" && c > 0) {
+			st.val = v.Clone()
+		}
+	case "firstrow":
+		if !st.has {
+			st.val, st.has = v.Clone(), true
+		}
+	case "group_concat":
+		if st.has {
+			st.buf = append(st.buf, a.Separator...)
+		}
+		st.has = true
+		for _, x := range a.Args {
+			w, err := x.Eval(e.ctx.Eval, row)
+			if err != nil {
+				return err
+			}
+			if w.IsNull() {
+				return nil
+			}
+			st.buf = w.AppendText(st.buf)
+		}
+	case "bit_or", "bit_and", "bit_xor":
+		iv, _ := v.ToInt()
+		if !st.has {
+			st.has = true
+			if a.Name == "bit_and" {
+				st.isum = -1
+			}
+		}
+		switch a.Name {
+		case "bit_or":
+			st.isum |= iv
+		case "bit_and":
+			st.isum &= iv
+		default:
+			st.isum ^= iv
+		}
+	}
+	return nil
+}
+
+func (e *hashAggExec) result(st *aggState, a *planner.AggDesc) types.Datum {
+	switch a.Name {
+	case "count":
+		return types.NewInt(st.count)
+	case "sum":
+		if st.count == 0 {
+			return types.Datum{}
+		}
+		if st.useFloat {
+			return types.NewFloat(st.fsum)
+		}
+		return types.NewInt(st.isum)
+	case "avg":
+		if st.count == 0 {
+			return types.Datum{}
+		}
+		s := st.fsum
+		if !st.useFloat {
+			s = float64(st.isum)
+		}
+		return types.NewFloat(s / float64(st.count))
+	case "min", "max", "firstrow":
+		return st.val
+	case "group_concat":
+		if !st.has {
+			return types.Datum{}
+		}
+		return types.NewStringBytes(st.buf)
+	case "bit_or", "bit_xor":
+		return types.NewUint(uint64(st.isum))
+	case "bit_and":
+		if !st.has {
+			return types.NewUint(math.MaxUint64)
+		}
+		return types.NewUint(uint64(st.isum))
+	}
+	return types.Datum{}
+}
+
+func (e *hashAggExec) Close() error { return e.child.Close() }
+func (e *hashAggExec) Next() (types.Row, error) {
+	if e.pos >= len(e.groups) {
+		return nil, nil
+	}
+	g := e.groups[e.pos]
+	e.pos++
+	out := make(types.Row, 0, len(g.key)+len(g.states))
+	out = append(out, g.key...)
+	for i, a := range e.plan.Aggs {
+		out = append(out, e.result(&g.states[i], a))
+	}
+	return out, nil
+}

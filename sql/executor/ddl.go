@@ -1,0 +1,638 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/tablecodec"
+	"github.com/shoaldb/shoal/types"
+)
+
+// DDL executes schema changes through the catalog.
+type DDL struct {
+	Catalog   *catalog.Catalog
+	CurrentDB string
+}
+
+func (d *DDL) dbName(tn *ast.TableName) (string, error) {
+	if tn.Schema.O != "" {
+		return tn.Schema.O, nil
+	}
+	if d.CurrentDB == "" {
+		return "", errno.NewStd(mysql.ErrNoDB)
+	}
+	return d.CurrentDB, nil
+}
+
+// Exec runs one DDL statement.
+func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
+	switch x := stmt.(type) {
+	case *ast.CreateDatabaseStmt:
+		return d.createDatabase(ctx, x)
+	case *ast.DropDatabaseStmt:
+		return d.dropDatabase(ctx, x)
+	case *ast.CreateTableStmt:
+		return d.createTable(ctx, x)
+	case *ast.DropTableStmt:
+		return d.dropTables(ctx, x)
+	case *ast.CreateIndexStmt:
+		return d.createIndex(ctx, x.Table, x.IndexName, x.KeyType == ast.IndexKeyTypeUnique, x.IndexPartSpecifications, x.IfNotExists)
+	case *ast.DropIndexStmt:
+		return d.dropIndex(ctx, x.Table, x.IndexName, x.IfExists)
+	case *ast.TruncateTableStmt:
+		return d.truncate(ctx, x.Table)
+	case *ast.AlterTableStmt:
+		return d.alterTable(ctx, x)
+	}
+	return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this DDL statement")
+}
+
+func (d *DDL) createDatabase(ctx context.Context, x *ast.CreateDatabaseStmt) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		if m.Schema().DB(x.Name.O) != nil {
+			if x.IfNotExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrDBCreateExists, x.Name.O)
+		}
+		id, err := m.GenID()
+		if err != nil {
+			return err
+		}
+		return m.PutDB(&catalog.DBInfo{ID: id, Name: x.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"})
+	})
+}
+
+func (d *DDL) dropDatabase(ctx context.Context, x *ast.DropDatabaseStmt) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db := m.Schema().DB(x.Name.O)
+		if db == nil {
+			if x.IfExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrDBDropExists, x.Name.O)
+		}
+		for _, t := range m.Schema().Tables(db.Name) {
+			if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+				return err
+			}
+			d.Catalog.ResetAutoID(t.ID)
+		}
+		return m.DropDB(db)
+	})
+}
+
+// deleteTableData deletes every row and index entry of t.
+func deleteTableData(ctx context.Context, txn kv.Txn, t *catalog.TableInfo) error {
+	prefix := kv.Key(tablecodec.TablePrefix(t.ID))
+	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
+	if err != nil {
+		return err
+	}
+	var keys []kv.Key
+	for it.Valid() {
+		keys = append(keys, append(kv.Key(nil), it.Key()...))
+		if err := it.Next(); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	it.Close()
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func columnFieldType(col *ast.ColumnDef) types.FieldType {
+	tp := col.Tp
+	ft := types.FieldType{Tp: tp.GetType(), Flen: tp.GetFlen(), Decimal: tp.GetDecimal(), Flag: tp.GetFlag(),
+		Charset: tp.GetCharset(), Collate: tp.GetCollate(), Elems: tp.GetElems()}
+	defaultFlen := map[byte]int{mysql.TypeTiny: 4, mysql.TypeShort: 6, mysql.TypeInt24: 9, mysql.TypeLong: 11, mysql.TypeLonglong: 20,
+		mysql.TypeString: 1, mysql.TypeBit: 1, mysql.TypeYear: 4}
+	if ft.Flen == -1 || ft.Flen == 0 && ft.Tp != mysql.TypeVarchar && ft.Tp != mysql.TypeVarString {
+		if f, ok := defaultFlen[ft.Tp]; ok {
+			ft.Flen = f
+			if ft.IsUnsigned() && ft.Tp != mysql.TypeLonglong {
+				ft.Flen--
+			}
+		} else if ft.Tp == mysql.TypeNewDecimal {
+			ft.Flen = 10
+		} else {
+			ft.Flen = 0
+		}
+	}
+	if ft.Tp == mysql.TypeNewDecimal && ft.Decimal < 0 {
+		ft.Decimal = 0
+	}
+	if ft.Tp == mysql.TypeVarString {
+		ft.Tp = mysql.TypeVarchar
+	}
+	if ft.Tp == mysql.TypeFloat && ft.Flen > 24 {
+		ft.Tp = mysql.TypeDouble
+	}
+	numeric := ft.IsInteger() || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeNewDecimal
+	if numeric {
+		ft.Charset, ft.Collate = "binary", "binary"
+		ft.Flag |= mysql.BinaryFlag
+	} else if ft.Charset == "" || (ft.Charset != "binary" && ft.Flag&mysql.BinaryFlag != 0 && ft.Charset == "") {
+		ft.Charset, ft.Collate = "utf8mb4", "utf8mb4_bin"
+	}
+	if ft.Charset == "binary" && !numeric {
+		ft.Collate = "binary"
+		ft.Flag |= mysql.BinaryFlag
+	}
+	if ft.Collate == "" {
+		ft.Collate = ft.Charset + "_bin"
+		if ft.Charset == "utf8mb4" || ft.Charset == "utf8" {
+			ft.Collate = "utf8mb4_bin"
+		}
+	}
+	for _, o := range col.Options {
+		if o.Tp == ast.ColumnOptionCollate {
+			ft.Collate = o.StrValue
+		}
+	}
+	if ft.Tp == mysql.TypeBlob || ft.Tp == mysql.TypeTinyBlob || ft.Tp == mysql.TypeMediumBlob || ft.Tp == mysql.TypeLongBlob {
+		ft.Flag |= mysql.BlobFlag
+	}
+	return ft
+}
+
+// literalText evaluates a DEFAULT expression to its text; isNull when it is
+// NULL.
+func literalText(e ast.ExprNode) (text string, isNull bool, err error) {
+	switch x := e.(type) {
+	case *driver.ValueExpr:
+		if x.Kind() == driver.KindNull {
+			return "", true, nil
+		}
+		if x.Kind() == driver.KindMysqlDecimal {
+			return x.GetMysqlDecimal().String(), false, nil
+		}
+		if x.Kind() == driver.KindBinaryLiteral {
+			return string(x.GetBinaryLiteral()), false, nil
+		}
+		return fmt.Sprint(x.GetValue()), false, nil
+	case *ast.UnaryOperationExpr:
+		t, n, err := literalText(x.V)
+		if err != nil || n {
+			return t, n, err
+		}
+		if x.Op.String() == "minus" {
+			if strings.HasPrefix(t, "-") {
+				return t[1:], false, nil
+			}
+			return "-" + t, false, nil
+		}
+		return t, false, nil
+	case *ast.FuncCallExpr:
+		name := strings.ToUpper(x.FnName.O)
+		if name == "CURRENT_TIMESTAMP" || name == "NOW" {
+			return "CURRENT_TIMESTAMP", false, nil
+		}
+	}
+	return "", false, errno.New(mysql.ErrInvalidDefault, "Invalid default value")
+}
+
+func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
+	dbName, err := d.dbName(x.Table)
+	if err != nil {
+		return err
+	}
+	if x.ReferTable != nil || x.Select != nil {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
+	}
+	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	for _, opt := range x.Options {
+		if opt.Tp == ast.TableOptionComment {
+			t.Comment = opt.StrValue
+		}
+	}
+	var pk []*ast.IndexPartSpecification
+	type idxDef struct {
+		name   string
+		unique bool
+		parts  []*ast.IndexPartSpecification
+	}
+	var indexes []idxDef
+	for _, cd := range x.Cols {
+		if t.FindColumn(cd.Name.Name.O) != nil {
+			return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+		}
+		t.MaxColumnID++
+		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+		for _, o := range cd.Options {
+			switch o.Tp {
+			case ast.ColumnOptionNotNull:
+				c.Type.Flag |= mysql.NotNullFlag
+			case ast.ColumnOptionNull:
+				c.Type.Flag &^= mysql.NotNullFlag
+			case ast.ColumnOptionAutoIncrement:
+				c.AutoIncrement = true
+				c.Type.Flag |= mysql.AutoIncrementFlag
+			case ast.ColumnOptionDefaultValue:
+				txt, isNull, err := literalText(o.Expr)
+				if err != nil {
+					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+				}
+				c.HasDefault = true
+				if !isNull {
+					c.Default = &txt
+				}
+			case ast.ColumnOptionPrimaryKey:
+				pk = []*ast.IndexPartSpecification{{Column: cd.Name}}
+			case ast.ColumnOptionUniqKey:
+				indexes = append(indexes, idxDef{name: c.Name, unique: true, parts: []*ast.IndexPartSpecification{{Column: cd.Name}}})
+			case ast.ColumnOptionComment:
+				if s, _, err := literalText(o.Expr); err == nil {
+					c.Comment = s
+				}
+			}
+		}
+		if c.Default != nil && c.Type.NotNull() && c.HasDefault {
+			// DEFAULT NULL on a NOT NULL column is an error in MySQL.
+		} else if c.HasDefault && c.Default == nil && c.Type.NotNull() {
+			return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	for _, cons := range x.Constraints {
+		switch cons.Tp {
+		case ast.ConstraintPrimaryKey:
+			if pk != nil {
+				return errno.NewStd(mysql.ErrMultiplePriKey)
+			}
+			pk = cons.Keys
+		case ast.ConstraintKey, ast.ConstraintIndex:
+			indexes = append(indexes, idxDef{name: cons.Name, parts: cons.Keys})
+		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+			indexes = append(indexes, idxDef{name: cons.Name, unique: true, parts: cons.Keys})
+		}
+	}
+	if pk != nil {
+		idx, err := buildIndex(t, "PRIMARY", true, pk)
+		if err != nil {
+			return err
+		}
+		idx.Primary = true
+		for _, ic := range idx.Columns {
+			c := t.Columns[ic.Offset]
+			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
+		}
+		t.Indices = append(t.Indices, idx)
+		if len(idx.Columns) == 1 && t.Columns[idx.Columns[0].Offset].Type.IsInteger() {
+			t.PKIsHandle = true
+		} else {
+			t.CommonHandle = true
+		}
+	}
+	for _, def := range indexes {
+		name := def.name
+		if name == "" {
+			name = def.parts[0].Column.Name.O
+		}
+		for t.FindIndex(name) != nil {
+			if def.name != "" {
+				return errno.NewStd(mysql.ErrDupKeyName, name)
+			}
+			name = fmt.Sprintf("%s_%d", def.parts[0].Column.Name.O, len(t.Indices)+1)
+		}
+		idx, err := buildIndex(t, name, def.unique, def.parts)
+		if err != nil {
+			return err
+		}
+		t.Indices = append(t.Indices, idx)
+	}
+	autoCols := 0
+	for _, c := range t.Columns {
+		if c.AutoIncrement {
+			autoCols++
+			keyed := false
+			for _, idx := range t.Indices {
+				if idx.Columns[0].Offset == c.Offset {
+					keyed = true
+				}
+			}
+			if !keyed {
+				return errno.NewStd(mysql.ErrWrongAutoKey)
+			}
+		}
+	}
+	if autoCols > 1 {
+		return errno.NewStd(mysql.ErrWrongAutoKey)
+	}
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db := m.Schema().DB(dbName)
+		if db == nil {
+			return errno.NewStd(mysql.ErrBadDB, dbName)
+		}
+		if m.Schema().Table(dbName, t.Name) != nil {
+			if x.IfNotExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrTableExists, t.Name)
+		}
+		id, err := m.GenID()
+		if err != nil {
+			return err
+		}
+		t.ID = id
+		return m.PutTable(db, t)
+	})
+}
+
+func buildIndex(t *catalog.TableInfo, name string, unique bool, parts []*ast.IndexPartSpecification) (*catalog.IndexInfo, error) {
+	t.MaxIndexID++
+	idx := &catalog.IndexInfo{ID: t.MaxIndexID, Name: name, Unique: unique}
+	for _, p := range parts {
+		if p.Column == nil {
+			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support expression indexes")
+		}
+		c := t.FindColumn(p.Column.Name.O)
+		if c == nil {
+			return nil, errno.NewStd(mysql.ErrKeyColumnDoesNotExits, p.Column.Name.O)
+		}
+		length := p.Length
+		if length < 0 {
+			length = 0
+		}
+		if (c.Type.Tp == mysql.TypeBlob || c.Type.Tp == mysql.TypeTinyBlob || c.Type.Tp == mysql.TypeMediumBlob || c.Type.Tp == mysql.TypeLongBlob) && length == 0 {
+			return nil, errno.NewStd(mysql.ErrBlobKeyWithoutLength, c.Name)
+		}
+		idx.Columns = append(idx.Columns, &catalog.IndexColumn{Name: c.Name, Offset: c.Offset, Length: length})
+	}
+	if len(t.Indices) == 0 && len(idx.Columns) == 1 && !unique {
+		t.Columns[idx.Columns[0].Offset].Type.Flag |= mysql.MultipleKeyFlag
+	}
+	return idx, nil
+}
+
+func (d *DDL) tableFor(m *catalog.Mutator, tn *ast.TableName) (*catalog.DBInfo, *catalog.TableInfo, error) {
+	dbName, err := d.dbName(tn)
+	if err != nil {
+		return nil, nil, err
+	}
+	db := m.Schema().DB(dbName)
+	if db == nil {
+		return nil, nil, errno.NewStd(mysql.ErrBadDB, dbName)
+	}
+	t := m.Schema().Table(dbName, tn.Name.O)
+	if t == nil {
+		return db, nil, errno.NewStd(mysql.ErrNoSuchTable, dbName, tn.Name.O)
+	}
+	return db, t, nil
+}
+
+func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
+	if x.IsView {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support views")
+	}
+	for _, tn := range x.Tables {
+		err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+			db, t, err := d.tableFor(m, tn)
+			if err != nil {
+				if x.IfExists && t == nil {
+					if se, ok := err.(*errno.SQLError); ok && (se.Code == mysql.ErrNoSuchTable || se.Code == mysql.ErrBadDB) {
+						return nil
+					}
+				}
+				if se, ok := err.(*errno.SQLError); ok && se.Code == mysql.ErrNoSuchTable {
+					return errno.NewStd(mysql.ErrBadTable, tn.Schema.O+"."+tn.Name.O)
+				}
+				return err
+			}
+			if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+				return err
+			}
+			d.Catalog.ResetAutoID(t.ID)
+			return m.DropTable(db, t)
+		})
+		if err != nil {
+			if se, ok := err.(*errno.SQLError); ok && se.Code == mysql.ErrBadTable {
+				name := tn.Name.O
+				if dbn, _ := d.dbName(tn); dbn != "" {
+					name = dbn + "." + tn.Name.O
+				}
+				return errno.NewStd(mysql.ErrBadTable, name)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return err
+		}
+		if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+			return err
+		}
+		nt := t.Clone()
+		id, err := m.GenID()
+		if err != nil {
+			return err
+		}
+		d.Catalog.ResetAutoID(t.ID)
+		if err := m.DropTable(db, t); err != nil {
+			return err
+		}
+		nt.ID = id
+		return m.PutTable(db, nt)
+	})
+}
+
+func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, unique bool, parts []*ast.IndexPartSpecification, ifNotExists bool) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			name = parts[0].Column.Name.O
+		}
+		if t.FindIndex(name) != nil {
+			if ifNotExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrDupKeyName, name)
+		}
+		nt := t.Clone()
+		idx, err := buildIndex(nt, name, unique, parts)
+		if err != nil {
+			return err
+		}
+		nt.Indices = append(nt.Indices, idx)
+		if err := backfillIndex(ctx, m.Txn(), t, idx); err != nil {
+			return err
+		}
+		return m.PutTable(db, nt)
+	})
+}
+
+// backfillIndex writes idx's entries for every existing row of t.
+func backfillIndex(ctx context.Context, txn kv.Txn, t *catalog.TableInfo, idx *catalog.IndexInfo) error {
+	tc := codecOf(t)
+	prefix := kv.Key(tablecodec.RecordPrefix(t.ID))
+	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	extra := !t.PKIsHandle && !t.CommonHandle
+	seen := map[string]bool{}
+	for it.Valid() {
+		_, h, err := tablecodec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		h = h.Clone()
+		row, err := tc.decodeRow(t, h, it.Value(), extra)
+		if err != nil {
+			return err
+		}
+		vals := indexValues(idx, row)
+		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, vals, h)
+		if idx.Unique && !tablecodec.IndexKeyHasHandle(true, vals) {
+			if seen[string(k)] {
+				return ErrDupEntry(t, idx, vals)
+			}
+			seen[string(k)] = true
+		}
+		if err := txn.Set(k, v); err != nil {
+			return err
+		}
+		if err := it.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return err
+		}
+		idx := t.FindIndex(name)
+		if idx == nil || (idx.Primary && (t.PKIsHandle || t.CommonHandle)) {
+			if idx == nil && ifExists {
+				return nil
+			}
+			if idx == nil {
+				return errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
+			}
+			return errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
+		}
+		prefix := kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))
+		it, err := m.Txn().Iter(ctx, prefix, prefix.PrefixNext())
+		if err != nil {
+			return err
+		}
+		var keys []kv.Key
+		for it.Valid() {
+			keys = append(keys, append(kv.Key(nil), it.Key()...))
+			if err := it.Next(); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		it.Close()
+		for _, k := range keys {
+			if err := m.Txn().Delete(k); err != nil {
+				return err
+			}
+		}
+		nt := t.Clone()
+		for i, ix := range nt.Indices {
+			if ix.ID == idx.ID {
+				nt.Indices = append(nt.Indices[:i], nt.Indices[i+1:]...)
+				break
+			}
+		}
+		return m.PutTable(db, nt)
+	})
+}
+
+func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
+	for _, spec := range x.Specs {
+		var err error
+		switch spec.Tp {
+		case ast.AlterTableAddConstraint:
+			c := spec.Constraint
+			switch c.Tp {
+			case ast.ConstraintKey, ast.ConstraintIndex:
+				err = d.createIndex(ctx, x.Table, c.Name, false, c.Keys, c.IfNotExists)
+			case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+				err = d.createIndex(ctx, x.Table, c.Name, true, c.Keys, c.IfNotExists)
+			default:
+				err = errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE constraint")
+			}
+		case ast.AlterTableDropIndex:
+			err = d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
+		case ast.AlterTableAddColumns:
+			err = d.addColumns(ctx, x.Table, spec.NewColumns)
+		default:
+			err = errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE operation")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addColumns appends columns; existing rows read them as their default.
+func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.ColumnDef) error {
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return err
+		}
+		nt := t.Clone()
+		for _, cd := range cols {
+			if nt.FindColumn(cd.Name.Name.O) != nil {
+				return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+			}
+			nt.MaxColumnID++
+			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+			for _, o := range cd.Options {
+				switch o.Tp {
+				case ast.ColumnOptionNotNull:
+					c.Type.Flag |= mysql.NotNullFlag
+				case ast.ColumnOptionDefaultValue:
+					txt, isNull, err := literalText(o.Expr)
+					if err != nil {
+						return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+					}
+					c.HasDefault = true
+					if !isNull {
+						c.Default = &txt
+					}
+				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
+					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
+				}
+			}
+			if c.Type.NotNull() && c.Default == nil {
+				def := zeroValue(c)
+				s := def.String()
+				c.Default = &s
+			}
+			nt.Columns = append(nt.Columns, c)
+		}
+		return m.PutTable(db, nt)
+	})
+}

@@ -1,0 +1,192 @@
+// Package executor runs physical plans: Volcano-style iterators over rows
+// for queries, and writers for INSERT, UPDATE and DELETE that maintain row
+// and index entries through a kv.Txn.
+//
+// Invariants:
+//   - Every write of a row writes (or deletes) its row key and every index
+//     entry of the table in the same transaction, so an index never
+//     disagrees with its rows once the transaction commits.
+//   - UPDATE and DELETE read all their source rows before writing any, so a
+//     statement never sees its own writes (no Halloween problem).
+//   - In a pessimistic transaction, every key a statement writes or reads
+//     FOR UPDATE is locked (kv.Txn.LockKeys) at the statement's
+//     for_update_ts before the statement returns; a write conflict makes the
+//     session retry the whole statement with a newer for_update_ts.
+//   - Rows returned by Next stay valid until the consumer is done with them:
+//     executors never reuse a returned row's datums.
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// Context is one statement execution's environment.
+type Context struct {
+	Ctx     context.Context
+	Txn     kv.Txn
+	Catalog *catalog.Catalog
+	Schema  *catalog.InfoSchema
+	Eval    *expression.Context
+	Stmt    *planner.Statement
+
+	// Pessimistic: lock written keys at ForUpdateTS.
+	Pessimistic bool
+	ForUpdateTS uint64
+	LockWait    time.Duration
+	// StrictMode: STRICT_TRANS_TABLES / STRICT_ALL_TABLES is on.
+	StrictMode bool
+
+	// Results of a DML statement.
+	AffectedRows uint64
+	LastInsertID uint64
+	// InsertID is the first auto-increment id this statement generated.
+	InsertID uint64
+
+	subqueryCache map[int][]types.Row
+}
+
+// Executor produces rows. Next returns nil at the end.
+type Executor interface {
+	Open() error
+	Next() (types.Row, error)
+	Close() error
+}
+
+// Build returns the executor of a query plan.
+func Build(ctx *Context, p planner.Plan) (Executor, error) {
+	switch x := p.(type) {
+	case *planner.TableScan:
+		if planner.IsMemTable(x.Table) {
+			return newMemTableExec(ctx, x), nil
+		}
+		return newTableReader(ctx, x), nil
+	case *planner.Dual:
+		return &dualExec{}, nil
+	case *planner.Selection:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &selectionExec{ctx: ctx, child: child, cond: x.Cond}, nil
+	case *planner.Projection:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &projectionExec{ctx: ctx, child: child, exprs: x.Exprs}, nil
+	case *planner.Aggregation:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &hashAggExec{ctx: ctx, child: child, plan: x}, nil
+	case *planner.Sort:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &sortExec{ctx: ctx, child: child, by: x.By, count: -1}, nil
+	case *planner.TopN:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &sortExec{ctx: ctx, child: child, by: x.By, offsetExpr: x.Offset, countExpr: x.Count}, nil
+	case *planner.Limit:
+		child, err := Build(ctx, x.Child)
+		if err != nil {
+			return nil, err
+		}
+		return &limitExec{ctx: ctx, child: child, offsetExpr: x.Offset, countExpr: x.Count}, nil
+	case *planner.Join:
+		l, err := Build(ctx, x.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Build(ctx, x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &joinExec{ctx: ctx, left: l, right: r, plan: x, rightWidth: len(x.Right.Columns())}, nil
+	case *planner.Union:
+		var children []Executor
+		for _, c := range x.Children {
+			e, err := Build(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			children = append(children, e)
+		}
+		return &unionExec{children: children, all: x.All}, nil
+	case *planner.Explain:
+		return &explainExec{plan: x.Target, stmt: ctx.Stmt}, nil
+	}
+	return nil, errUnsupportedPlan(p)
+}
+
+// Drain runs an executor to the end and returns its rows.
+func Drain(e Executor) ([]types.Row, error) {
+	if err := e.Open(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	defer e.Close()
+	var rows []types.Row
+	for {
+		r, err := e.Next()
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return rows, nil
+		}
+		rows = append(rows, r)
+	}
+}
+
+// RunSubquery evaluates subquery id for the given outer row; it is installed
+// as the expression context's Subquery hook.
+func (ctx *Context) RunSubquery(id int, outer types.Row) ([]types.Row, error) {
+	sp := ctx.Stmt.Subqueries[id]
+	if !sp.Correlated {
+		if rows, ok := ctx.subqueryCache[id]; ok {
+			return rows, nil
+		}
+	}
+	ctx.Eval.Outer = append(ctx.Eval.Outer, outer)
+	defer func() { ctx.Eval.Outer = ctx.Eval.Outer[:len(ctx.Eval.Outer)-1] }()
+	e, err := Build(ctx, sp.Plan)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := Drain(e)
+	if err != nil {
+		return nil, err
+	}
+	if !sp.Correlated {
+		if ctx.subqueryCache == nil {
+			ctx.subqueryCache = map[int][]types.Row{}
+		}
+		ctx.subqueryCache[id] = rows
+	}
+	return rows, nil
+}
+
+type dualExec struct{ done bool }
+
+func (e *dualExec) Open() error { e.done = false; return nil }
+func (e *dualExec) Next() (types.Row, error) {
+	if e.done {
+		return nil, nil
+	}
+	e.done = true
+	return types.Row{}, nil
+}
+func (e *dualExec) Close() error { return nil }

@@ -1,0 +1,187 @@
+package executor
+
+import (
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/tablecodec"
+	"github.com/shoaldb/shoal/tablecodec/codec"
+	"github.com/shoaldb/shoal/types"
+)
+
+// indexRanges converts the scan's value ranges to index key ranges.
+func (r *tableReader) indexRanges() ([]keyRange, error) {
+	t, idx := r.ts.Table, r.ts.Index
+	prefix := tablecodec.IndexPrefix(t.ID, idx.ID)
+	var out []keyRange
+next:
+	for _, rg := range r.ts.Ranges {
+		key := append([]byte(nil), prefix...)
+		for i, e := range rg.Eq {
+			v, err := e.Eval(r.ctx.Eval, nil)
+			if err != nil {
+				return nil, err
+			}
+			d, exact, ok := keyDatum(v, &t.Columns[idx.Columns[i].Offset].Type)
+			if !ok || !exact {
+				continue next
+			}
+			key = codec.AppendDatum(key, d)
+		}
+		if rg.Low == nil && rg.High == nil {
+			out = append(out, keyRange{key, kv.Key(key).PrefixNext()})
+			continue
+		}
+		ft := &t.Columns[idx.Columns[len(rg.Eq)].Offset].Type
+		var start, end kv.Key
+		if rg.Low != nil {
+			v, err := rg.Low.Eval(r.ctx.Eval, nil)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				continue
+			}
+			d, exact, ok := keyDatum(v, ft)
+			if !ok {
+				continue
+			}
+			start = codec.AppendDatum(append([]byte(nil), key...), d)
+			if rg.LowExcl || (!exact && types.Compare(d, v) < 0) {
+				start = kv.Key(start).PrefixNext()
+			}
+		} else {
+			// Skip NULLs: a range bound never matches them.
+			start = kv.Key(codec.AppendDatum(append([]byte(nil), key...), types.Datum{})).PrefixNext()
+		}
+		if rg.High != nil {
+			v, err := rg.High.Eval(r.ctx.Eval, nil)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				continue
+			}
+			d, exact, ok := keyDatum(v, ft)
+			if !ok {
+				continue
+			}
+			end = codec.AppendDatum(append([]byte(nil), key...), d)
+			if !(rg.HighExcl || (!exact && types.Compare(d, v) > 0)) {
+				end = kv.Key(end).PrefixNext()
+			}
+		} else {
+			end = kv.Key(key).PrefixNext()
+		}
+		if string(start) < string(end) {
+			out = append(out, keyRange{start, end})
+		}
+	}
+	return mergeRanges(out), nil
+}
+
+// nextIndex returns the next row of an index range scan: built from the
+// index entry when it covers the query, else fetched in lookup batches.
+func (r *tableReader) nextIndex() (types.Row, error) {
+	t, idx := r.ts.Table, r.ts.Index
+	var handles []kv.Key
+	for {
+		if r.it == nil {
+			if r.cur >= len(r.ranges) {
+				break
+			}
+			rg := r.ranges[r.cur]
+			r.cur++
+			it, err := r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
+			if err != nil {
+				return nil, err
+			}
+			r.it = it
+		}
+		if !r.it.Valid() {
+			r.it.Close()
+			r.it = nil
+			continue
+		}
+		if r.ts.Cover {
+			row, err := r.coverRow(r.it.Key(), r.it.Value())
+			if err != nil {
+				return nil, err
+			}
+			if err := r.it.Next(); err != nil {
+				return nil, err
+			}
+			return row, nil
+		}
+		h, err := tablecodec.DecodeIndexHandle(r.it.Key(), r.it.Value(), len(idx.Columns))
+		if err != nil {
+			return nil, err
+		}
+		handles = append(handles, tablecodec.EncodeRecordKey(nil, t.ID, h))
+		if err := r.it.Next(); err != nil {
+			return nil, err
+		}
+		if len(handles) >= lookupBatch {
+			break
+		}
+	}
+	if len(handles) == 0 {
+		r.done = true
+		return nil, nil
+	}
+	got, err := r.ctx.Txn.BatchGet(r.ctx.Ctx, handles)
+	if err != nil {
+		return nil, err
+	}
+	r.buf, r.pos = r.buf[:0], 0
+	for _, k := range handles {
+		if v, ok := got[string(k)]; ok {
+			row, err := r.decodeKV(k, v)
+			if err != nil {
+				return nil, err
+			}
+			r.buf = append(r.buf, row)
+		}
+	}
+	return r.next()
+}
+
+// coverRow builds a full-width row holding only the index columns and the
+// handle columns.
+func (r *tableReader) coverRow(key, val []byte) (types.Row, error) {
+	t, idx := r.ts.Table, r.ts.Index
+	width := len(t.Columns)
+	if r.ts.ExtraHandle {
+		width++
+	}
+	row := make(types.Row, width)
+	vals := make([]types.Datum, len(idx.Columns))
+	h, _, err := tablecodec.DecodeIndexKV(append([]byte(nil), key...), append([]byte(nil), val...), vals, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, ic := range idx.Columns {
+		row[ic.Offset] = fixKind(vals[i], &t.Columns[ic.Offset].Type)
+	}
+	if r.tc.handleOffset >= 0 {
+		row[r.tc.handleOffset] = fixKind(types.NewInt(h.IntValue()), &t.Columns[r.tc.handleOffset].Type)
+	} else if t.CommonHandle {
+		pk := make([]types.Datum, len(r.tc.pkOffsets))
+		if _, err := h.Datums(pk); err != nil {
+			return nil, err
+		}
+		for i, off := range r.tc.pkOffsets {
+			row[off] = pk[i]
+		}
+	}
+	if r.ts.ExtraHandle {
+		row[width-1] = types.NewInt(h.IntValue())
+	}
+	return row, nil
+}
+
+// fixKind makes an int handle read back as unsigned for unsigned columns.
+func fixKind(d types.Datum, ft *types.FieldType) types.Datum {
+	if ft.IsUnsigned() && d.Kind() == types.KindInt64 {
+		return types.NewUint(uint64(d.Int()))
+	}
+	return d
+}

@@ -1,0 +1,108 @@
+package executor
+
+import (
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// joinExec is a hash join when the plan has equi-keys, a nested-loop join
+// otherwise; the right side is materialized, the left streamed, so output
+// follows the left side's order.
+type joinExec struct {
+	ctx         *Context
+	left, right Executor
+	plan        *planner.Join
+	rightWidth  int
+
+	rightRows []types.Row
+	table     map[string][]types.Row
+	cur       types.Row
+	matches   []types.Row
+	mpos      int
+	matched   bool
+	keyBuf    []byte
+}
+
+func (e *joinExec) Open() error {
+	if err := e.left.Open(); err != nil {
+		return err
+	}
+	rows, err := Drain(e.right)
+	if err != nil {
+		return err
+	}
+	e.rightRows, e.cur, e.matches = rows, nil, nil
+	if len(e.plan.EqRight) > 0 {
+		e.table = make(map[string][]types.Row, len(rows))
+		vals := make([]types.Datum, len(e.plan.EqRight))
+	next:
+		for _, r := range rows {
+			for i, k := range e.plan.EqRight {
+				if vals[i], err = k.Eval(e.ctx.Eval, r); err != nil {
+					return err
+				}
+				if vals[i].IsNull() {
+					continue next
+				}
+			}
+			key := string(groupKey(nil, e.plan.EqRight, vals))
+			e.table[key] = append(e.table[key], r)
+		}
+	}
+	return nil
+}
+
+func (e *joinExec) Close() error { return e.left.Close() }
+
+func (e *joinExec) Next() (types.Row, error) {
+	for {
+		if e.cur != nil {
+			for e.mpos < len(e.matches) {
+				r := e.matches[e.mpos]
+				e.mpos++
+				joined := make(types.Row, 0, len(e.cur)+len(r))
+				joined = append(append(joined, e.cur...), r...)
+				if e.plan.Other != nil {
+					v, err := e.plan.Other.Eval(e.ctx.Eval, joined)
+					if err != nil {
+						return nil, err
+					}
+					if ok, known := v.ToBool(); !ok || !known {
+						continue
+					}
+				}
+				e.matched = true
+				return joined, nil
+			}
+			if !e.matched && e.plan.Type == planner.LeftJoin {
+				joined := make(types.Row, len(e.cur)+e.rightWidth)
+				copy(joined, e.cur)
+				e.cur = nil
+				return joined, nil
+			}
+			e.cur = nil
+		}
+		left, err := e.left.Next()
+		if err != nil || left == nil {
+			return nil, err
+		}
+		e.cur, e.mpos, e.matched = left, 0, false
+		if e.table != nil {
+			vals := make([]types.Datum, len(e.plan.EqLeft))
+			null := false
+			for i, k := range e.plan.EqLeft {
+				if vals[i], err = k.Eval(e.ctx.Eval, left); err != nil {
+					return nil, err
+				}
+				null = null || vals[i].IsNull()
+			}
+			e.matches = nil
+			if !null {
+				e.keyBuf = groupKey(e.keyBuf[:0], e.plan.EqLeft, vals)
+				e.matches = e.table[string(e.keyBuf)]
+			}
+		} else {
+			e.matches = e.rightRows
+		}
+	}
+}

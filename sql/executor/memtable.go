@@ -1,0 +1,231 @@
+package executor
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// memTableExec produces information_schema rows from the InfoSchema.
+type memTableExec struct {
+	ctx  *Context
+	ts   *planner.TableScan
+	rows []types.Row
+	pos  int
+}
+
+func newMemTableExec(ctx *Context, ts *planner.TableScan) *memTableExec {
+	return &memTableExec{ctx: ctx, ts: ts}
+}
+
+func str(s string) types.Datum { return types.NewString(s) }
+
+func (e *memTableExec) Open() error {
+	is := e.ctx.Schema
+	e.rows, e.pos = nil, 0
+	dbs := append([]*catalog.DBInfo{{Name: "information_schema"}}, is.DBs()...)
+	switch strings.ToLower(e.ts.Table.Name) {
+	case "schemata":
+		for _, db := range dbs {
+			e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str("utf8mb4"), str("utf8mb4_bin"), {}})
+		}
+	case "tables":
+		for _, db := range dbs {
+			if db.Name == "information_schema" {
+				for name := range planner.MemTableColumns {
+					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(strings.ToUpper(name)), str("SYSTEM VIEW"),
+						{}, types.NewUint(10), str("Fixed"), {}, {}, str("utf8mb4_bin"), str(""), str("")})
+				}
+				continue
+			}
+			for _, t := range is.Tables(db.Name) {
+				e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), str("BASE TABLE"),
+					str("InnoDB"), types.NewUint(10), str("Dynamic"), types.NewUint(0), {}, str("utf8mb4_bin"), str(""), str(t.Comment)})
+			}
+		}
+	case "columns":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				for i, c := range t.Columns {
+					def := types.Datum{}
+					if c.Default != nil {
+						def = str(*c.Default)
+					}
+					nullable := "YES"
+					if c.Type.NotNull() {
+						nullable = "NO"
+					}
+					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), str(c.Name), types.NewUint(uint64(i + 1)),
+						def, str(nullable), str(TypeName(&c.Type)), {}, {}, {}, {}, {}, str(ColumnTypeString(&c.Type)),
+						str(columnKey(t, c)), str(columnExtra(c)), str(c.Comment)})
+				}
+			}
+		}
+	case "statistics":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				for _, idx := range t.Indices {
+					nonUnique := uint64(1)
+					if idx.Unique || idx.Primary {
+						nonUnique = 0
+					}
+					name := idx.Name
+					if idx.Primary {
+						name = "PRIMARY"
+					}
+					for j, ic := range idx.Columns {
+						e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), types.NewUint(nonUnique), str(db.Name),
+							str(name), types.NewUint(uint64(j + 1)), str(ic.Name), str(""), str("BTREE")})
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (e *memTableExec) Close() error { return nil }
+func (e *memTableExec) Next() (types.Row, error) {
+	for e.pos < len(e.rows) {
+		row := e.rows[e.pos]
+		e.pos++
+		if e.ts.Filter != nil {
+			v, err := e.ts.Filter.Eval(e.ctx.Eval, row)
+			if err != nil {
+				return nil, err
+			}
+			if ok, known := v.ToBool(); !ok || !known {
+				continue
+			}
+		}
+		return row, nil
+	}
+	return nil, nil
+}
+
+func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
+	for _, idx := range t.Indices {
+		if len(idx.Columns) == 0 || idx.Columns[0].Offset != c.Offset {
+			continue
+		}
+		switch {
+		case idx.Primary:
+			return "PRI"
+		case idx.Unique && len(idx.Columns) == 1:
+			return "UNI"
+		default:
+			return "MUL"
+		}
+	}
+	return ""
+}
+
+func columnExtra(c *catalog.ColumnInfo) string {
+	if c.AutoIncrement {
+		return "auto_increment"
+	}
+	return ""
+}
+
+// TypeName is the bare SQL type name of a column type (DATA_TYPE).
+func TypeName(ft *types.FieldType) string {
+	switch ft.Tp {
+	case mysql.TypeTiny:
+		return "tinyint"
+	case mysql.TypeShort:
+		return "smallint"
+	case mysql.TypeInt24:
+		return "mediumint"
+	case mysql.TypeLong:
+		return "int"
+	case mysql.TypeLonglong:
+		return "bigint"
+	case mysql.TypeFloat:
+		return "float"
+	case mysql.TypeDouble:
+		return "double"
+	case mysql.TypeNewDecimal:
+		return "decimal"
+	case mysql.TypeVarchar, mysql.TypeVarString:
+		if ft.IsBinary() {
+			return "varbinary"
+		}
+		return "varchar"
+	case mysql.TypeString:
+		if ft.IsBinary() {
+			return "binary"
+		}
+		return "char"
+	case mysql.TypeTinyBlob:
+		return textOrBlob(ft, "tiny")
+	case mysql.TypeBlob:
+		return textOrBlob(ft, "")
+	case mysql.TypeMediumBlob:
+		return textOrBlob(ft, "medium")
+	case mysql.TypeLongBlob:
+		return textOrBlob(ft, "long")
+	case mysql.TypeDate:
+		return "date"
+	case mysql.TypeDatetime:
+		return "datetime"
+	case mysql.TypeTimestamp:
+		return "timestamp"
+	case mysql.TypeDuration:
+		return "time"
+	case mysql.TypeYear:
+		return "year"
+	case mysql.TypeBit:
+		return "bit"
+	case mysql.TypeEnum:
+		return "enum"
+	case mysql.TypeSet:
+		return "set"
+	case mysql.TypeJSON:
+		return "json"
+	}
+	return "unknown"
+}
+
+func textOrBlob(ft *types.FieldType, size string) string {
+	if ft.IsBinary() {
+		return size + "blob"
+	}
+	return size + "text"
+}
+
+// ColumnTypeString is the full column type as SHOW CREATE TABLE prints it.
+func ColumnTypeString(ft *types.FieldType) string {
+	name := TypeName(ft)
+	s := name
+	switch ft.Tp {
+	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong:
+		if ft.Flen > 0 {
+			s = fmt.Sprintf("%s(%d)", name, ft.Flen)
+		}
+		if ft.IsUnsigned() {
+			s += " unsigned"
+		}
+	case mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeString, mysql.TypeBit:
+		s = fmt.Sprintf("%s(%d)", name, ft.Flen)
+	case mysql.TypeNewDecimal:
+		s = fmt.Sprintf("%s(%d,%d)", name, ft.Flen, max(ft.Decimal, 0))
+	case mysql.TypeDouble, mysql.TypeFloat:
+		if ft.Flen > 0 && ft.Decimal > 0 {
+			s = fmt.Sprintf("%s(%d,%d)", name, ft.Flen, ft.Decimal)
+		}
+		if ft.IsUnsigned() {
+			s += " unsigned"
+		}
+	case mysql.TypeEnum, mysql.TypeSet:
+		quoted := make([]string, len(ft.Elems))
+		for i, e := range ft.Elems {
+			quoted[i] = "'" + strings.ReplaceAll(e, "'", "''") + "'"
+		}
+		s = fmt.Sprintf("%s(%s)", name, strings.Join(quoted, ","))
+	}
+	return s
+}

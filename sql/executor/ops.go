@@ -1,0 +1,332 @@
+package executor
+
+import (
+	"container/heap"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/tablecodec/codec"
+	"github.com/shoaldb/shoal/types"
+)
+
+type selectionExec struct {
+	ctx   *Context
+	child Executor
+	cond  expression.Expr
+}
+
+func (e *selectionExec) Open() error  { return e.child.Open() }
+func (e *selectionExec) Close() error { return e.child.Close() }
+func (e *selectionExec) Next() (types.Row, error) {
+	for {
+		row, err := e.child.Next()
+		if err != nil || row == nil {
+			return row, err
+		}
+		v, err := e.cond.Eval(e.ctx.Eval, row)
+		if err != nil {
+			return nil, err
+		}
+		if ok, known := v.ToBool(); ok && known {
+			return row, nil
+		}
+	}
+}
+
+type projectionExec struct {
+	ctx   *Context
+	child Executor
+	exprs []expression.Expr
+}
+
+func (e *projectionExec) Open() error  { return e.child.Open() }
+func (e *projectionExec) Close() error { return e.child.Close() }
+func (e *projectionExec) Next() (types.Row, error) {
+	row, err := e.child.Next()
+	if err != nil || row == nil {
+		return row, err
+	}
+	out := make(types.Row, len(e.exprs))
+	for i, x := range e.exprs {
+		if c, ok := x.(*expression.Column); ok {
+			out[i] = row[c.Index]
+			continue
+		}
+		if out[i], err = x.Eval(e.ctx.Eval, row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+type limitExec struct {
+	ctx                   *Context
+	child                 Executor
+	offsetExpr, countExpr expression.Expr
+	offset, count         int64
+	seen                  int64
+}
+
+func evalCount(ctx *Context, e expression.Expr, def int64) (int64, error) {
+	if e == nil {
+		return def, nil
+	}
+	v, err := e.Eval(ctx.Eval, nil)
+	if err != nil {
+		return 0, err
+	}
+	if v.IsNull() {
+		return 0, nil
+	}
+	if v.Kind() == types.KindUint64 && v.Uint() > math.MaxInt64 {
+		return math.MaxInt64, nil
+	}
+	n, _ := v.ToInt()
+	if n < 0 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+func (e *limitExec) Open() error {
+	var err error
+	if e.offset, err = evalCount(e.ctx, e.offsetExpr, 0); err != nil {
+		return err
+	}
+	if e.count, err = evalCount(e.ctx, e.countExpr, math.MaxInt64); err != nil {
+		return err
+	}
+	e.seen = 0
+	return e.child.Open()
+}
+func (e *limitExec) Close() error { return e.child.Close() }
+func (e *limitExec) Next() (types.Row, error) {
+	for e.offset > 0 {
+		row, err := e.child.Next()
+		if err != nil || row == nil {
+			return row, err
+		}
+		e.offset--
+	}
+	if e.seen >= e.count {
+		return nil, nil
+	}
+	row, err := e.child.Next()
+	if row != nil {
+		e.seen++
+	}
+	return row, err
+}
+
+// compareRows orders rows by sort keys; NULL sorts first ascending.
+func compareKeys(a, b types.Row, by []planner.ByItem) int {
+	for i, item := range by {
+		x, y := a[i], b[i]
+		var c int
+		switch {
+		case x.IsNull() && y.IsNull():
+			c = 0
+		case x.IsNull():
+			c = -1
+		case y.IsNull():
+			c = 1
+		default:
+			c = expression.CompareForArgs(item.Expr, item.Expr, x, y)
+		}
+		if c != 0 {
+			if item.Desc {
+				return -c
+			}
+			return c
+		}
+	}
+	return 0
+}
+
+type sortRow struct {
+	keys types.Row
+	row  types.Row
+	seq  int
+}
+
+type sortExec struct {
+	ctx                   *Context
+	child                 Executor
+	by                    []planner.ByItem
+	offsetExpr, countExpr expression.Expr
+	count                 int64 // -1: no limit
+	rows                  []sortRow
+	pos                   int
+	offset                int64
+}
+
+func (e *sortExec) Open() error {
+	if err := e.child.Open(); err != nil {
+		return err
+	}
+	e.rows, e.pos = nil, 0
+	limit := int64(-1)
+	if e.countExpr != nil {
+		var err error
+		if e.offset, err = evalCount(e.ctx, e.offsetExpr, 0); err != nil {
+			return err
+		}
+		c, err := evalCount(e.ctx, e.countExpr, math.MaxInt64)
+		if err != nil {
+			return err
+		}
+		limit = c + e.offset
+		if c > math.MaxInt64-e.offset {
+			limit = math.MaxInt64
+		}
+	}
+	h := &rowHeap{by: e.by}
+	seq := 0
+	for {
+		row, err := e.child.Next()
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		keys := make(types.Row, len(e.by))
+		for i, item := range e.by {
+			if keys[i], err = item.Expr.Eval(e.ctx.Eval, row); err != nil {
+				return err
+			}
+		}
+		sr := sortRow{keys: keys, row: row, seq: seq}
+		seq++
+		if limit < 0 {
+			e.rows = append(e.rows, sr)
+			continue
+		}
+		if limit == 0 {
+			continue
+		}
+		if int64(h.Len()) < limit {
+			heap.Push(h, sr)
+		} else if h.less(sr, h.rows[0]) {
+			h.rows[0] = sr
+			heap.Fix(h, 0)
+		}
+	}
+	if limit >= 0 {
+		e.rows = h.rows
+	}
+	sort.SliceStable(e.rows, func(i, j int) bool {
+		c := compareKeys(e.rows[i].keys, e.rows[j].keys, e.by)
+		if c != 0 {
+			return c < 0
+		}
+		return e.rows[i].seq < e.rows[j].seq
+	})
+	if e.offset > 0 {
+		if e.offset >= int64(len(e.rows)) {
+			e.rows = nil
+		} else {
+			e.rows = e.rows[e.offset:]
+		}
+	}
+	return nil
+}
+
+func (e *sortExec) Close() error { return e.child.Close() }
+func (e *sortExec) Next() (types.Row, error) {
+	if e.pos >= len(e.rows) {
+		return nil, nil
+	}
+	r := e.rows[e.pos].row
+	e.pos++
+	return r, nil
+}
+
+// rowHeap is a max-heap on sort order (the root is the worst kept row).
+type rowHeap struct {
+	rows []sortRow
+	by   []planner.ByItem
+}
+
+func (h *rowHeap) less(a, b sortRow) bool {
+	c := compareKeys(a.keys, b.keys, h.by)
+	if c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
+}
+func (h *rowHeap) Len() int           { return len(h.rows) }
+func (h *rowHeap) Less(i, j int) bool { return h.less(h.rows[j], h.rows[i]) }
+func (h *rowHeap) Swap(i, j int)      { h.rows[i], h.rows[j] = h.rows[j], h.rows[i] }
+func (h *rowHeap) Push(x any)         { h.rows = append(h.rows, x.(sortRow)) }
+func (h *rowHeap) Pop() any {
+	x := h.rows[len(h.rows)-1]
+	h.rows = h.rows[:len(h.rows)-1]
+	return x
+}
+
+// groupKey encodes datums into a map key; strings under a _ci collation are
+// folded so equal values group together.
+func groupKey(buf []byte, exprs []expression.Expr, vals []types.Datum) []byte {
+	for i, v := range vals {
+		if i < len(exprs) && v.Kind() == types.KindString && strings.HasSuffix(exprs[i].Type().Collate, "_ci") {
+			v = types.NewString(strings.ToUpper(strings.TrimRight(v.StringValue(), " ")))
+		}
+		if v.Kind() == types.KindUint64 && v.Uint() <= math.MaxInt64 {
+			v = types.NewInt(int64(v.Uint()))
+		}
+		if v.Kind() == types.KindFloat64 && v.Float() == math.Trunc(v.Float()) && math.Abs(v.Float()) < 1e15 {
+			v = types.NewInt(int64(v.Float()))
+		}
+		buf = codec.AppendDatum(buf, v)
+	}
+	return buf
+}
+
+type unionExec struct {
+	children []Executor
+	all      bool
+	cur      int
+	seen     map[string]bool
+	opened   bool
+}
+
+func (e *unionExec) Open() error {
+	e.cur, e.seen = 0, map[string]bool{}
+	for _, c := range e.children {
+		if err := c.Open(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (e *unionExec) Close() error {
+	for _, c := range e.children {
+		c.Close()
+	}
+	return nil
+}
+func (e *unionExec) Next() (types.Row, error) {
+	for e.cur < len(e.children) {
+		row, err := e.children[e.cur].Next()
+		if err != nil {
+			return nil, err
+		}
+		if row == nil {
+			e.cur++
+			continue
+		}
+		if !e.all {
+			k := string(groupKey(nil, nil, row))
+			if e.seen[k] {
+				continue
+			}
+			e.seen[k] = true
+		}
+		return row, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,325 @@
+package executor
+
+import (
+	"errors"
+	"sort"
+
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/tablecodec"
+	"github.com/shoaldb/shoal/types"
+)
+
+var evalCtxNoWarn expression.Context
+
+func sortRanges(rs []keyRange) {
+	sort.Slice(rs, func(i, j int) bool { return string(rs[i].start) < string(rs[j].start) })
+}
+
+// lookupBatch is how many index entries an index lookup gathers before it
+// fetches their rows in one BatchGet.
+const lookupBatch = 256
+
+// tableReader reads a table through the scan's access path.
+type tableReader struct {
+	ctx *Context
+	ts  *planner.TableScan
+	tc  *tableCodec
+
+	// buffered rows (points, lookups, locked scans)
+	buf []types.Row
+	pos int
+
+	ranges []keyRange
+	cur    int
+	it     kv.Iterator
+	done   bool
+}
+
+func newTableReader(ctx *Context, ts *planner.TableScan) *tableReader {
+	return &tableReader{ctx: ctx, ts: ts, tc: codecOf(ts.Table)}
+}
+
+func (r *tableReader) Open() error {
+	r.buf, r.pos, r.cur, r.done = nil, 0, 0, false
+	var err error
+	switch r.ts.Kind {
+	case planner.AccessPoint:
+		err = r.readPoints()
+		r.done = true
+	case planner.AccessHandleRange:
+		r.ranges, err = r.handleRanges()
+	case planner.AccessIndexRange:
+		r.ranges, err = r.indexRanges()
+	default:
+		p := tablecodec.RecordPrefix(r.ts.Table.ID)
+		r.ranges = []keyRange{{kv.Key(p), kv.Key(p).PrefixNext()}}
+	}
+	if err != nil {
+		return err
+	}
+	if r.ts.Lock && r.ctx.Pessimistic && !r.done {
+		// Locking scans read everything, lock it, then return it.
+		if err := r.readAllAndLock(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *tableReader) Close() error {
+	if r.it != nil {
+		r.it.Close()
+		r.it = nil
+	}
+	return nil
+}
+
+func (r *tableReader) Next() (types.Row, error) {
+	for {
+		row, err := r.next()
+		if err != nil || row == nil {
+			return row, err
+		}
+		if r.ts.Filter != nil {
+			v, err := r.ts.Filter.Eval(r.ctx.Eval, row)
+			if err != nil {
+				return nil, err
+			}
+			if ok, known := v.ToBool(); !ok || !known {
+				continue
+			}
+		}
+		return row, nil
+	}
+}
+
+// next returns the next row before filtering.
+func (r *tableReader) next() (types.Row, error) {
+	if r.pos < len(r.buf) {
+		row := r.buf[r.pos]
+		r.buf[r.pos] = nil
+		r.pos++
+		return row, nil
+	}
+	if r.done {
+		return nil, nil
+	}
+	if r.ts.Kind == planner.AccessIndexRange {
+		return r.nextIndex()
+	}
+	for {
+		if r.it == nil {
+			if r.cur >= len(r.ranges) {
+				r.done = true
+				return nil, nil
+			}
+			rg := r.ranges[r.cur]
+			r.cur++
+			it, err := r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
+			if err != nil {
+				return nil, err
+			}
+			r.it = it
+		}
+		if !r.it.Valid() {
+			r.it.Close()
+			r.it = nil
+			continue
+		}
+		_, h, err := tablecodec.DecodeRecordKey(r.it.Key())
+		if err != nil {
+			return nil, err
+		}
+		row, err := r.tc.decodeRow(r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.it.Next(); err != nil {
+			return nil, err
+		}
+		return row, nil
+	}
+}
+
+// readAllAndLock drains the access path and locks every row key read.
+func (r *tableReader) readAllAndLock() error {
+	var rows []types.Row
+	var keys []kv.Key
+	for {
+		row, err := r.next()
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		h, err := r.tc.handleOf(r.ts.Table, row)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
+		keys = append(keys, tablecodec.EncodeRecordKey(nil, r.ts.Table.ID, h))
+	}
+	if len(keys) > 0 {
+		if err := r.ctx.lockKeys(keys...); err != nil {
+			return err
+		}
+	}
+	r.buf, r.pos, r.done = rows, 0, true
+	return nil
+}
+
+func (ctx *Context) lockKeys(keys ...kv.Key) error {
+	return ctx.Txn.LockKeys(ctx.Ctx, kv.LockOptions{ForUpdateTS: ctx.ForUpdateTS, WaitTimeout: ctx.LockWait}, keys...)
+}
+
+// readPoints fetches the rows of point lookups (handles or unique keys).
+func (r *tableReader) readPoints() error {
+	t := r.ts.Table
+	var rowKeys []kv.Key
+	seen := map[string]bool{}
+	addKey := func(k kv.Key) {
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			rowKeys = append(rowKeys, k)
+		}
+	}
+	if r.ts.Index == nil {
+		for _, pt := range r.ts.Points {
+			vals, ok, err := r.pointValues(pt, r.tc.keyColumns())
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			var h tablecodec.Handle
+			if t.PKIsHandle {
+				v := vals[0]
+				if v.Kind() == types.KindUint64 {
+					h = tablecodec.IntHandle(int64(v.Uint()))
+				} else {
+					h = tablecodec.IntHandle(v.Int())
+				}
+			} else {
+				if h, _, err = tablecodec.EncodeCommonHandle(nil, vals); err != nil {
+					return err
+				}
+			}
+			addKey(tablecodec.EncodeRecordKey(nil, t.ID, h))
+		}
+	} else {
+		idx := r.ts.Index
+		var idxKeys []kv.Key
+		for _, pt := range r.ts.Points {
+			cols := make([]int, len(idx.Columns))
+			for i, ic := range idx.Columns {
+				cols[i] = ic.Offset
+			}
+			vals, ok, err := r.pointValues(pt, cols)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			idxKeys = append(idxKeys, tablecodec.EncodeIndexKey(nil, t.ID, idx.ID, vals, tablecodec.Handle{}))
+		}
+		if len(idxKeys) == 0 {
+			return nil
+		}
+		if r.ts.Lock && r.ctx.Pessimistic {
+			if err := r.ctx.lockKeys(idxKeys...); err != nil {
+				return err
+			}
+		}
+		got, err := r.ctx.Txn.BatchGet(r.ctx.Ctx, idxKeys)
+		if err != nil {
+			return err
+		}
+		for _, k := range idxKeys {
+			v, ok := got[string(k)]
+			if !ok {
+				continue
+			}
+			h, err := tablecodec.DecodeIndexValue(v)
+			if err != nil {
+				return err
+			}
+			addKey(tablecodec.EncodeRecordKey(nil, t.ID, h))
+		}
+	}
+	if len(rowKeys) == 0 {
+		return nil
+	}
+	if r.ts.Lock && r.ctx.Pessimistic {
+		if err := r.ctx.lockKeys(rowKeys...); err != nil {
+			return err
+		}
+	}
+	if len(rowKeys) == 1 {
+		v, err := r.ctx.Txn.Get(r.ctx.Ctx, rowKeys[0])
+		if errors.Is(err, kv.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		row, err := r.decodeKV(rowKeys[0], v)
+		if err != nil {
+			return err
+		}
+		r.buf = append(r.buf, row)
+		return nil
+	}
+	got, err := r.ctx.Txn.BatchGet(r.ctx.Ctx, rowKeys)
+	if err != nil {
+		return err
+	}
+	for _, k := range rowKeys {
+		if v, ok := got[string(k)]; ok {
+			row, err := r.decodeKV(k, v)
+			if err != nil {
+				return err
+			}
+			r.buf = append(r.buf, row)
+		}
+	}
+	return nil
+}
+
+func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
+	_, h, err := tablecodec.DecodeRecordKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return r.tc.decodeRow(r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
+}
+
+// keyColumns are the offsets of the clustered key's columns.
+func (tc *tableCodec) keyColumns() []int {
+	if tc.handleOffset >= 0 {
+		return []int{tc.handleOffset}
+	}
+	return tc.pkOffsets
+}
+
+// pointValues evaluates a point's values and converts them to the key kinds
+// of the given columns; ok is false if the point can match nothing.
+func (r *tableReader) pointValues(pt []expression.Expr, cols []int) ([]types.Datum, bool, error) {
+	vals := make([]types.Datum, len(pt))
+	for i, e := range pt {
+		v, err := e.Eval(r.ctx.Eval, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		d, exact, ok := keyDatum(v, &r.ts.Table.Columns[cols[i]].Type)
+		if !ok || !exact {
+			return nil, false, nil
+		}
+		vals[i] = d
+	}
+	return vals, true, nil
+}

@@ -1,0 +1,263 @@
+package executor
+
+import (
+	"math"
+	"sync"
+
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/tablecodec"
+	"github.com/shoaldb/shoal/types"
+)
+
+// tableCodec caches, per table schema version (TableInfo pointer), what
+// reading and writing its rows needs.
+type tableCodec struct {
+	decoder *tablecodec.RowDecoder
+	// valueCols are the columns stored in the row value (all but an integer
+	// handle column).
+	valueColIDs  []int64
+	valueOffsets []int
+	handleOffset int // -1 unless PKIsHandle
+	pkOffsets    []int
+}
+
+var codecCache sync.Map // *catalog.TableInfo -> *tableCodec
+
+func codecOf(t *catalog.TableInfo) *tableCodec {
+	if c, ok := codecCache.Load(t); ok {
+		return c.(*tableCodec)
+	}
+	tc := &tableCodec{handleOffset: -1}
+	if t.PKIsHandle {
+		tc.handleOffset = t.HandleColumn().Offset
+	}
+	if t.CommonHandle {
+		for _, ic := range t.PrimaryIndex().Columns {
+			tc.pkOffsets = append(tc.pkOffsets, ic.Offset)
+		}
+	}
+	cols := make([]tablecodec.RowColumn, len(t.Columns))
+	for i, c := range t.Columns {
+		rc := tablecodec.RowColumn{ID: c.ID, Type: &c.Type, FromHandle: i == tc.handleOffset}
+		if c.Default != nil {
+			ctx := &Context{Eval: nil}
+			_ = ctx
+			rc.Default = staticDefault(c)
+		}
+		cols[i] = rc
+		if i != tc.handleOffset {
+			tc.valueColIDs = append(tc.valueColIDs, c.ID)
+			tc.valueOffsets = append(tc.valueOffsets, i)
+		}
+	}
+	tc.decoder = tablecodec.NewRowDecoder(cols)
+	actual, _ := codecCache.LoadOrStore(t, tc)
+	return actual.(*tableCodec)
+}
+
+// staticDefault converts a column's literal default without a session (for
+// rows written before the column existed).
+func staticDefault(c *catalog.ColumnInfo) types.Datum {
+	ctx := &Context{Eval: &evalCtxNoWarn}
+	d, err := CastToColumn(ctx, types.NewString(*c.Default), c, 0)
+	if err != nil {
+		return types.Datum{}
+	}
+	return d.Clone()
+}
+
+// decodeRow decodes a row value (copied, since iterator memory is reused)
+// into a new full-width row.
+func (tc *tableCodec) decodeRow(t *catalog.TableInfo, h tablecodec.Handle, val []byte, extraHandle bool) (types.Row, error) {
+	width := len(t.Columns)
+	if extraHandle {
+		width++
+	}
+	row := make(types.Row, width)
+	owned := append([]byte(nil), val...)
+	if err := tc.decoder.Decode(owned, h, row); err != nil {
+		return nil, err
+	}
+	if extraHandle {
+		row[width-1] = types.NewInt(h.IntValue())
+	}
+	return row, nil
+}
+
+// encodeRowValue encodes the stored columns of a full-width row.
+func (tc *tableCodec) encodeRowValue(buf []byte, row types.Row) []byte {
+	vals := make([]types.Datum, len(tc.valueOffsets))
+	for i, off := range tc.valueOffsets {
+		vals[i] = row[off]
+	}
+	return tablecodec.EncodeRow(buf, tc.valueColIDs, vals)
+}
+
+// handleOf returns the handle of a full-width row (extra is the hidden row
+// id for tables without a clustered key).
+func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.Handle, error) {
+	switch {
+	case tc.handleOffset >= 0:
+		d := row[tc.handleOffset]
+		if d.Kind() == types.KindUint64 {
+			return tablecodec.IntHandle(int64(d.Uint())), nil
+		}
+		return tablecodec.IntHandle(d.Int()), nil
+	case t.CommonHandle:
+		vals := make([]types.Datum, len(tc.pkOffsets))
+		for i, off := range tc.pkOffsets {
+			vals[i] = row[off]
+		}
+		h, _, err := tablecodec.EncodeCommonHandle(nil, vals)
+		return h, err
+	default:
+		return tablecodec.IntHandle(row[len(t.Columns)].Int()), nil
+	}
+}
+
+// indexValues extracts the values of idx's columns from a full-width row.
+func indexValues(idx *catalog.IndexInfo, row types.Row) []types.Datum {
+	vals := make([]types.Datum, len(idx.Columns))
+	for i, ic := range idx.Columns {
+		v := row[ic.Offset]
+		if ic.Length > 0 && !v.IsNull() {
+			b := v.Bytes()
+			b = truncateChars(b, min(ic.Length, len(b)), v.Kind() == types.KindBytes)
+			if v.Kind() == types.KindBytes {
+				v = types.NewBytes(b)
+			} else {
+				v = types.NewStringBytes(b)
+			}
+		}
+		vals[i] = v
+	}
+	return vals
+}
+
+// keyRange is [start, end).
+type keyRange struct{ start, end kv.Key }
+
+// handleRanges converts handle ranges to record key ranges.
+func (r *tableReader) handleRanges() ([]keyRange, error) {
+	t := r.ts.Table
+	ft := &t.HandleColumn().Type
+	var out []keyRange
+	for _, rg := range r.ts.Ranges {
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if rg.Low != nil {
+			v, err := rg.Low.Eval(r.ctx.Eval, nil)
+			if err != nil {
+				return nil, err
+			}
+			b, ok := intBound(v, ft, true, rg.LowExcl)
+			if !ok {
+				continue
+			}
+			lo = b
+		}
+		if rg.High != nil {
+			v, err := rg.High.Eval(r.ctx.Eval, nil)
+			if err != nil {
+				return nil, err
+			}
+			b, ok := intBound(v, ft, false, rg.HighExcl)
+			if !ok {
+				continue
+			}
+			hi = b
+		}
+		if lo > hi {
+			continue
+		}
+		start := tablecodec.EncodeIntHandleKey(nil, t.ID, lo)
+		var end kv.Key
+		if hi == math.MaxInt64 {
+			end = kv.Key(tablecodec.RecordPrefix(t.ID)).PrefixNext()
+		} else {
+			end = tablecodec.EncodeIntHandleKey(nil, t.ID, hi+1)
+		}
+		out = append(out, keyRange{start, end})
+	}
+	return mergeRanges(out), nil
+}
+
+// intBound converts a range bound to an inclusive int64 bound.
+func intBound(v types.Datum, ft *types.FieldType, low, excl bool) (int64, bool) {
+	if v.IsNull() {
+		return 0, false
+	}
+	var f float64
+	switch v.Kind() {
+	case types.KindInt64:
+		x := v.Int()
+		if excl {
+			if low {
+				if x == math.MaxInt64 {
+					return 0, false
+				}
+				x++
+			} else {
+				if x == math.MinInt64 {
+					return 0, false
+				}
+				x--
+			}
+		}
+		return x, true
+	case types.KindUint64:
+		if v.Uint() > math.MaxInt64 {
+			if low {
+				return 0, false
+			}
+			return math.MaxInt64, true
+		}
+		return intBound(types.NewInt(int64(v.Uint())), ft, low, excl)
+	default:
+		f = v.ToFloat()
+	}
+	var x float64
+	if low {
+		x = math.Ceil(f)
+		if excl && x == f {
+			x++
+		}
+	} else {
+		x = math.Floor(f)
+		if excl && x == f {
+			x--
+		}
+	}
+	if x >= 9.223372036854775807e18 {
+		if low {
+			return 0, false
+		}
+		return math.MaxInt64, true
+	}
+	if x < -9.223372036854775807e18 {
+		if !low {
+			return 0, false
+		}
+		return math.MinInt64, true
+	}
+	return int64(x), true
+}
+
+func mergeRanges(rs []keyRange) []keyRange {
+	if len(rs) < 2 {
+		return rs
+	}
+	sortRanges(rs)
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if string(r.start) <= string(last.end) {
+			if string(r.end) > string(last.end) {
+				last.end = r.end
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
