@@ -415,9 +415,12 @@ func (t *txn) releasePessimistic() {
 	t.lockedKeys, t.locked = nil, nil
 }
 
+// Rollback discards the transaction; it is a no-op on a finished one
+// (for example after a failed Commit).
 func (t *txn) Rollback() error {
 	if !t.valid {
-		return errTxnDone
+		t.stopHeartbeat()
+		return nil
 	}
 	t.valid = false
 	t.stopHeartbeat()
