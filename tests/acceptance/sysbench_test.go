@@ -84,21 +84,32 @@ func sysbenchArgs(s *testserver.Server, db string) []string {
 		"--mysql-user=root", "--mysql-password=", "--mysql-db=" + db}
 }
 
-// runSysbench runs one sysbench command with a hard time limit.
+// runSysbench runs one sysbench command with a hard time limit; any
+// failure is fatal to the test.
 func runSysbench(t *testing.T, bin string, limit time.Duration, args ...string) string {
 	t.Helper()
+	out, err := trySysbench(bin, limit, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// trySysbench runs one sysbench command with a hard time limit.
+func trySysbench(bin string, limit time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
+	b, err := cmd.CombinedOutput()
+	out := string(b)
 	if ctx.Err() != nil {
-		t.Fatalf("sysbench %s: timed out after %s\n%s", strings.Join(args, " "), limit, tail(string(out), 3000))
+		return out, fmt.Errorf("sysbench %s: timed out after %s\n%s", strings.Join(args, " "), limit, tail(out, 3000))
 	}
 	if err != nil {
-		t.Fatalf("sysbench %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 3000))
+		return out, fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), err, tail(out, 3000))
 	}
-	return string(out)
+	return out, nil
 }
 
 func tail(s string, n int) string {
@@ -204,10 +215,18 @@ func TestSysbench(t *testing.T) {
 			args := append([]string{w}, common...)
 			args = append(args, fmt.Sprintf("--threads=%d", sbThreads), fmt.Sprintf("--time=%d", sbTime),
 				"--db-ps-mode="+mode, "--mysql-ignore-errors="+sbIgnoreErrors, "--report-interval=0", "run")
-			out := runSysbench(t, bin, time.Duration(sbTime)*time.Second+2*time.Minute, args...)
+			out, err := trySysbench(bin, time.Duration(sbTime)*time.Second+2*time.Minute, args...)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				if !s.Running() {
+					t.Fatalf("the server died during %s", name)
+				}
+				continue
+			}
 			r, err := parseSysbench(out)
 			if err != nil {
-				t.Fatalf("%s: %v\n%s", name, err, tail(out, 3000))
+				t.Errorf("%s: %v\n%s", name, err, tail(out, 3000))
+				continue
 			}
 			t.Logf("%-40s transactions=%d (%.1f tps) ignored-errors=%d p95=%.2fms", name, r.Transactions, r.TPS, r.Ignored, r.P95)
 			if r.Transactions == 0 {
