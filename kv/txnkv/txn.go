@@ -348,6 +348,10 @@ func (t *txn) Commit(ctx context.Context) error {
 	if pessimistic {
 		req.ForUpdateTS = t.forUpdateTS
 		req.LockTTL = t.lockTTL()
+	} else {
+		// Age plus a margin: a long transaction's locks are not taken for
+		// dead between its prewrite and its commit.
+		req.LockTTL = uint64(max(time.Since(pd.PhysicalTime(t.startTS)).Milliseconds(), 0)) + prewriteLockTTL
 	}
 	var bo backoff
 	var resp kvrpc.PrewriteResponse

@@ -314,6 +314,21 @@ func TestScan(t *testing.T) {
 	if !errors.As(err, &le) || string(le.Locks[0].Key) != "k015" || len(r.Pairs) != 4 {
 		t.Fatalf("want locked at k015 after 4 pairs: %v %q", err, r.Pairs)
 	}
+	r, err = s.Scan(ctx, kvrpc.ScanRequest{StartKey: []byte("k010"), EndKey: []byte("k020"), Version: 40, Reverse: true})
+	if !errors.As(err, &le) || string(le.Locks[0].Key) != "k015" || len(r.Pairs) != 4 || string(r.Pairs[0].Key) != "k019" {
+		t.Fatalf("reverse: want locked at k015 after 4 pairs: %v %q", err, r.Pairs)
+	}
+	// A lock on a key with no committed version, past every write.
+	must(t, prewrite(t, s, "z", 32, put("z", "1")))
+	r, err = s.Scan(ctx, kvrpc.ScanRequest{StartKey: []byte("k098"), Version: 40, Reverse: true})
+	if !errors.As(err, &le) || string(le.Locks[0].Key) != "z" || len(r.Pairs) != 0 {
+		t.Fatalf("reverse from a lone lock: %v %q", err, r.Pairs)
+	}
+	r, err = s.Scan(ctx, kvrpc.ScanRequest{StartKey: []byte("k098"), Version: 31})
+	must(t, err)
+	if len(r.Pairs) != 2 {
+		t.Fatalf("lock above read ts: %q", r.Pairs)
+	}
 	r, err = s.Scan(ctx, kvrpc.ScanRequest{StartKey: []byte("k010"), EndKey: []byte("k020"), Version: 29})
 	must(t, err)
 	if len(r.Pairs) != 9 {
