@@ -18,6 +18,17 @@
 //   - In pessimistic mode every key written or locked through LockKeys is
 //     prewritten as a pessimistic mutation; Rollback releases the locks.
 //   - Errors reported by stores are mapped onto the kv error values.
+//
+// Notes for callers:
+//   - A 1PC commit ts is chosen by the store above every read ts it has
+//     served, so it may be <= the start ts of a transaction that began
+//     earlier but had read nothing yet; such a transaction then sees the
+//     commit, and a blind write of the same key does not conflict. This is
+//     a valid snapshot-isolation order (nothing it read contradicts it).
+//   - In pessimistic mode, keys written without LockKeys are checked for
+//     conflicts at prewrite against the largest for_update_ts used.
+//   - A pessimistic transaction runs a heartbeat goroutine until Commit
+//     or Rollback; always finish transactions.
 package txnkv
 
 import (

@@ -518,3 +518,24 @@ func BenchmarkPointGet(b *testing.B) {
 		txn.Get(ctx, key)
 	}
 }
+
+func BenchmarkParallel1PCWrite(b *testing.B) {
+	s := open(b)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			txn, _ := s.Begin(ctx, kv.TxnOptions{Mode: kv.Pessimistic, Enable1PC: true})
+			k := kv.Key(fmt.Sprintf("row%08d", i%1000))
+			if err := txn.LockKeys(ctx, kv.LockOptions{ForUpdateTS: txn.StartTS(), WaitTimeout: -1}, k); err != nil {
+				txn.Rollback()
+				continue
+			}
+			txn.Set(k, []byte("value"))
+			if err := txn.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
