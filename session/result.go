@@ -9,12 +9,12 @@ import (
 // Field describes one result column as the protocol sends it in a column
 // definition packet.
 type Field struct {
-	DBName       string
-	Table        string // alias as written in the query
-	OrgTable     string
-	Name         string // alias as written in the query
-	OrgName      string
-	Type         types.FieldType
+	DBName   string
+	Table    string // alias as written in the query
+	OrgTable string
+	Name     string // alias as written in the query
+	OrgName  string
+	Type     types.FieldType
 }
 
 // ResultSet streams the rows of a statement that returns rows. The caller

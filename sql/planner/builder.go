@@ -578,3 +578,18 @@ func selectHasAgg(sel *ast.SelectStmt) bool {
 	}
 	return false
 }
+
+// BuildScalar builds an expression that reads no table (SET values, DO).
+// Bare identifiers (SET x = ON) are not columns here; callers handle them.
+func BuildScalar(ctx *Context, node ast.ExprNode) (expression.Expr, *Statement, error) {
+	b := &builder{ctx: ctx, stmt: &Statement{}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
+	b.collectParams(node)
+	e, err := b.expr(&scope{}, node)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, l := range b.leaves {
+		b.chooseAccess(l.scan)
+	}
+	return e, b.stmt, nil
+}

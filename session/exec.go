@@ -1,0 +1,346 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// maxAutocommitRetries bounds the retries of an autocommit statement that
+// keeps meeting write conflicts.
+const maxAutocommitRetries = 64
+
+// maxStatementRetries bounds the for_update_ts retries of one statement in a
+// pessimistic transaction.
+const maxStatementRetries = 256
+
+// executeStmt runs one parsed statement. plan, when non-nil, is a cached
+// plan for it; params are prepared-statement parameters.
+func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
+	if _, ok := node.(*ast.ShowStmt); !ok {
+		s.warnings = s.warnings[:0]
+	}
+	s.affected = 0
+	s.evalCtx.Params = params
+	switch x := node.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		if plan == nil {
+			var err error
+			if plan, err = planner.Build(s.planContext(), node); err != nil {
+				return nil, err
+			}
+		}
+		if _, ok := plan.Root.(*planner.Insert); ok {
+			return nil, s.runDML(ctx, plan)
+		}
+		if _, ok := plan.Root.(*planner.Update); ok {
+			return nil, s.runDML(ctx, plan)
+		}
+		if _, ok := plan.Root.(*planner.Delete); ok {
+			return nil, s.runDML(ctx, plan)
+		}
+		return s.runQuery(ctx, plan)
+	case ast.DDLNode:
+		if err := s.commitTxn(ctx); err != nil {
+			return nil, err
+		}
+		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db}
+		return nil, ddl.Exec(ctx, x)
+	case *ast.BeginStmt:
+		if err := s.commitTxn(ctx); err != nil {
+			return nil, err
+		}
+		mode := s.txnMode()
+		switch x.Mode {
+		case ast.Optimistic:
+			mode = kv.Optimistic
+		case ast.Pessimistic:
+			mode = kv.Pessimistic
+		}
+		return nil, s.beginTxn(ctx, true, mode)
+	case *ast.CommitStmt:
+		return nil, s.commitTxn(ctx)
+	case *ast.RollbackStmt:
+		if x.SavepointName != "" {
+			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support savepoints")
+		}
+		s.rollbackTxn()
+		return nil, nil
+	case *ast.SetStmt:
+		return nil, s.runSet(ctx, x)
+	case *ast.UseStmt:
+		return nil, s.UseDB(ctx, x.DBName)
+	case *ast.ShowStmt:
+		return s.runShow(ctx, x)
+	case *ast.AnalyzeTableStmt:
+		return s.runAnalyze(ctx, x)
+	case *ast.AdminStmt:
+		return s.runAdmin(ctx, x)
+	case *ast.DoStmt:
+		for _, e := range x.Exprs {
+			ex, st, err := planner.BuildScalar(s.planContext(), e)
+			if err != nil {
+				return nil, err
+			}
+			ec := s.newExecContext(ctx, s.txn, st)
+			if _, err := ex.Eval(ec.Eval, nil); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	case *ast.FlushStmt:
+		return nil, nil
+	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
+		return s.runSQLPrepared(ctx, x)
+	}
+	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this statement")
+}
+
+func (s *Session) planContext() *planner.Context {
+	return &planner.Context{Schema: s.b.catalog.InfoSchema(), CurrentDB: s.db}
+}
+
+func (s *Session) collectWarnings() {
+	s.warnings = append(s.warnings, s.evalCtx.Warnings...)
+	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
+}
+
+// runQuery runs a SELECT (or EXPLAIN) and returns its streaming result.
+func (s *Session) runQuery(ctx context.Context, plan *planner.Statement) (ResultSet, error) {
+	if err := s.ensureImplicitTxn(ctx); err != nil {
+		return nil, err
+	}
+	fields := fieldsOf(plan.Root.Columns())
+	if s.txn != nil {
+		if plan.ForUpdate && s.txn.Mode() == kv.Pessimistic {
+			// Lock and read at a fresh for_update_ts; retry the whole
+			// statement when a row changed between the read and the lock.
+			var rows []types.Row
+			err := s.inStatement(ctx, func(ec *executor.Context) error {
+				e, err := executor.Build(ec, plan.Root)
+				if err != nil {
+					return err
+				}
+				rows, err = executor.Drain(e)
+				return err
+			}, plan)
+			if err != nil {
+				return nil, err
+			}
+			return &staticResultSet{fields: fields, rows: rows}, nil
+		}
+		s.txn.SetReadTS(0)
+		ec := s.newExecContext(ctx, s.txn, plan)
+		return s.openResult(ec, plan, fields, nil)
+	}
+	// Autocommit read: a snapshot transaction that lives as long as the
+	// result set.
+	txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, toSQLError(err)
+	}
+	ec := s.newExecContext(ctx, txn, plan)
+	return s.openResult(ec, plan, fields, func() { _ = txn.Rollback() })
+}
+
+func (s *Session) openResult(ec *executor.Context, plan *planner.Statement, fields []*Field, done func()) (ResultSet, error) {
+	e, err := executor.Build(ec, plan.Root)
+	if err == nil {
+		err = e.Open()
+	}
+	if err != nil {
+		if e != nil {
+			e.Close()
+		}
+		if done != nil {
+			done()
+		}
+		return nil, toSQLError(err)
+	}
+	return &execResultSet{s: s, fields: fields, exec: e, done: done}, nil
+}
+
+// inStatement runs fn as one statement of the open pessimistic transaction:
+// in a staging savepoint, reading at a fresh for_update_ts, retried with a
+// newer one while fn meets write conflicts on its locks.
+func (s *Session) inStatement(ctx context.Context, fn func(ec *executor.Context) error, plan *planner.Statement) error {
+	txn := s.txn
+	for attempt := 0; ; attempt++ {
+		ts, err := s.b.store.CurrentTS(ctx)
+		if err != nil {
+			return toSQLError(err)
+		}
+		txn.SetReadTS(ts)
+		h := txn.Staging()
+		ec := s.newExecContext(ctx, txn, plan)
+		ec.Pessimistic, ec.ForUpdateTS = true, ts
+		err = fn(ec)
+		txn.SetReadTS(0)
+		if err == nil {
+			txn.Release(h)
+			s.affected = s.lastInsertIDFrom(ec)
+			s.collectWarnings()
+			return nil
+		}
+		txn.Cleanup(h)
+		if errors.Is(err, kv.ErrWriteConflict) && !isSQL(err) && attempt < maxStatementRetries {
+			backoff(attempt)
+			continue
+		}
+		if errors.Is(err, kv.ErrDeadlock) {
+			// As InnoDB: a deadlock victim's whole transaction rolls back.
+			s.rollbackTxn()
+		}
+		return toSQLError(err)
+	}
+}
+
+func backoff(attempt int) {
+	if attempt > 2 {
+		d := time.Duration(attempt) * time.Millisecond
+		if d > 50*time.Millisecond {
+			d = 50 * time.Millisecond
+		}
+		time.Sleep(d)
+	}
+}
+
+func (s *Session) lastInsertIDFrom(ec *executor.Context) uint64 {
+	if ec.LastInsertID != 0 {
+		s.lastInsertID = ec.LastInsertID
+	}
+	return ec.AffectedRows
+}
+
+// runDML runs INSERT, UPDATE or DELETE.
+func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
+	if err := s.ensureImplicitTxn(ctx); err != nil {
+		return err
+	}
+	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
+	if s.txn != nil {
+		if s.txn.Mode() == kv.Pessimistic {
+			return s.inStatement(ctx, run, plan)
+		}
+		h := s.txn.Staging()
+		ec := s.newExecContext(ctx, s.txn, plan)
+		if err := run(ec); err != nil {
+			s.txn.Cleanup(h)
+			return toSQLError(err)
+		}
+		s.txn.Release(h)
+		s.affected = s.lastInsertIDFrom(ec)
+		s.collectWarnings()
+		return nil
+	}
+	// Autocommit: one optimistic transaction committed in one phase; on a
+	// write conflict the whole statement runs again on fresh data.
+	v, _ := s.getSysVar("tidb_enable_1pc", false)
+	for attempt := 0; ; attempt++ {
+		txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: v != "0"})
+		if err != nil {
+			return toSQLError(err)
+		}
+		ec := s.newExecContext(ctx, txn, plan)
+		err = run(ec)
+		if err == nil {
+			err = txn.Commit(ctx)
+			if err == nil {
+				s.affected = s.lastInsertIDFrom(ec)
+				s.collectWarnings()
+				return nil
+			}
+			if errors.Is(err, kv.ErrResultUndetermined) {
+				return toSQLError(err)
+			}
+		}
+		_ = txn.Rollback()
+		if isRetryableConflict(err) && attempt < maxAutocommitRetries {
+			backoff(attempt)
+			continue
+		}
+		return toSQLError(err)
+	}
+}
+
+func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
+	for _, v := range x.Variables {
+		name := strings.ToLower(v.Name)
+		if name == ast.SetNames || name == ast.SetCharset {
+			continue // utf8mb4 throughout
+		}
+		var val types.Datum
+		switch e := v.Value.(type) {
+		case *ast.ColumnNameExpr:
+			val = types.NewString(e.Name.Name.O)
+		case *ast.DefaultExpr:
+			if sv, ok := sysVars[name]; ok {
+				val = types.NewString(sv.def)
+			}
+		case nil:
+		default:
+			ex, st, err := planner.BuildScalar(s.planContext(), v.Value)
+			if err != nil {
+				return err
+			}
+			ec := s.newExecContext(ctx, s.txn, st)
+			if val, err = ex.Eval(ec.Eval, nil); err != nil {
+				return toSQLError(err)
+			}
+		}
+		if !v.IsSystem {
+			s.userVars[name] = val.Clone()
+			continue
+		}
+		if _, ok := sysVars[name]; !ok {
+			return errUnknownSysVar(name)
+		}
+		str := val.String()
+		if val.IsNull() {
+			str = ""
+		}
+		norm, err := normalizeVar(name, str)
+		if err != nil {
+			return err
+		}
+		if v.IsGlobal {
+			s.b.globals.set(name, norm)
+			continue
+		}
+		if sysVars[name].globalOnly {
+			return errno.New(mysql.ErrGlobalVariable, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
+		}
+		if name == "autocommit" && norm == "1" && !s.autocommit() && s.txn != nil {
+			if err := s.commitTxn(ctx); err != nil {
+				return err
+			}
+		}
+		s.vars[name] = norm
+	}
+	return nil
+}
+
+func (s *Session) runAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ResultSet, error) {
+	fields := stringFields("Table", "Op", "Msg_type", "Msg_text")
+	var rows []types.Row
+	for _, tn := range x.TableNames {
+		db := tn.Schema.O
+		if db == "" {
+			db = s.db
+		}
+		if s.b.catalog.InfoSchema().Table(db, tn.Name.O) == nil {
+			return nil, errno.NewStd(mysql.ErrNoSuchTable, db, tn.Name.O)
+		}
+		rows = append(rows, types.Row{types.NewString(db + "." + tn.Name.O), types.NewString("analyze"), types.NewString("status"), types.NewString("OK")})
+	}
+	return &staticResultSet{fields: fields, rows: rows}, nil
+}

@@ -1,0 +1,140 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// preparedStmt is a prepared statement with its cached plan. The plan is
+// valid while the schema version and current database it was built under
+// are unchanged; otherwise it is rebuilt on execution.
+type preparedStmt struct {
+	node      ast.StmtNode
+	numParams int
+	plan      *planner.Statement
+	version   int64
+	db        string
+	fields    []*Field
+}
+
+func planned(node ast.StmtNode) bool {
+	switch node.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.ExplainStmt:
+		return true
+	}
+	return false
+}
+
+// Prepare parses and plans a statement.
+func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error) {
+	stmts, err := s.parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, errno.New(mysql.ErrUnknown, "Prepared statement contains multiple statements")
+	}
+	ps := &preparedStmt{node: stmts[0], numParams: planner.CountParams(stmts[0])}
+	if planned(ps.node) {
+		if err := s.replan(ps); err != nil {
+			return nil, err
+		}
+		if ps.plan.Root != nil {
+			switch ps.plan.Root.(type) {
+			case *planner.Insert, *planner.Update, *planner.Delete:
+			default:
+				ps.fields = fieldsOf(ps.plan.Root.Columns())
+			}
+		}
+	}
+	s.nextStmtID++
+	id := s.nextStmtID
+	s.prepared[id] = ps
+	return &PreparedInfo{ID: id, NumParams: ps.numParams, Fields: ps.fields}, nil
+}
+
+func (s *Session) replan(ps *preparedStmt) error {
+	is := s.b.catalog.InfoSchema()
+	plan, err := planner.Build(&planner.Context{Schema: is, CurrentDB: s.db}, ps.node)
+	if err != nil {
+		return err
+	}
+	ps.plan, ps.version, ps.db = plan, is.Version(), s.db
+	return nil
+}
+
+// ExecutePrepared runs a prepared statement with parameters.
+func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types.Datum) (ResultSet, error) {
+	ps, ok := s.prepared[id]
+	if !ok {
+		return nil, errno.New(mysql.ErrUnknownStmtHandler, "Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id)
+	}
+	if len(params) != ps.numParams {
+		return nil, errno.New(mysql.ErrWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
+	}
+	// The protocol layer reuses params between executions.
+	owned := make([]types.Datum, len(params))
+	for i, p := range params {
+		owned[i] = p.Clone()
+	}
+	var plan *planner.Statement
+	if planned(ps.node) {
+		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) {
+			if err := s.replan(ps); err != nil {
+				return nil, err
+			}
+		}
+		plan = ps.plan
+	}
+	s.outcomes = s.outcomes[:0]
+	return s.executeStmt(ctx, ps.node, plan, owned)
+}
+
+// ClosePrepared forgets a prepared statement.
+func (s *Session) ClosePrepared(id uint32) { delete(s.prepared, id) }
+
+// runSQLPrepared handles PREPARE / EXECUTE / DEALLOCATE statements.
+func (s *Session) runSQLPrepared(ctx context.Context, node ast.StmtNode) (ResultSet, error) {
+	switch x := node.(type) {
+	case *ast.PrepareStmt:
+		sql := x.SQLText
+		if x.SQLVar != nil {
+			sql = s.userVars[strings.ToLower(x.SQLVar.Name)].String()
+		}
+		info, err := s.Prepare(ctx, sql)
+		if err != nil {
+			return nil, err
+		}
+		s.userVars["\x00stmt:"+strings.ToLower(x.Name)] = types.NewInt(int64(info.ID))
+		return nil, nil
+	case *ast.ExecuteStmt:
+		idd, ok := s.userVars["\x00stmt:"+strings.ToLower(x.Name)]
+		if !ok {
+			return nil, errno.New(mysql.ErrUnknownStmtHandler, "Unknown prepared statement handler (%s) given to EXECUTE", x.Name)
+		}
+		var params []types.Datum
+		for _, u := range x.UsingVars {
+			v, ok := u.(*ast.VariableExpr)
+			if !ok {
+				return nil, errno.New(mysql.ErrWrongArguments, "Incorrect arguments to EXECUTE")
+			}
+			params = append(params, s.userVars[strings.ToLower(v.Name)])
+		}
+		return s.ExecutePrepared(ctx, uint32(idd.Int()), params)
+	case *ast.DeallocateStmt:
+		key := "\x00stmt:" + strings.ToLower(x.Name)
+		if idd, ok := s.userVars[key]; ok {
+			s.ClosePrepared(uint32(idd.Int()))
+			delete(s.userVars, key)
+			return nil, nil
+		}
+		return nil, errno.New(mysql.ErrUnknownStmtHandler, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", x.Name)
+	}
+	return nil, nil
+}

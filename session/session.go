@@ -1,0 +1,400 @@
+// Package session runs SQL statements for one client connection: it parses,
+// plans (with a prepared-plan cache), manages the transaction (autocommit,
+// explicit, pessimistic or optimistic), executes, and streams results to the
+// protocol layer.
+//
+// Invariants:
+//   - A statement either takes full effect in its transaction or none: each
+//     statement runs inside a staging savepoint of the transaction buffer
+//     that is discarded when the statement fails.
+//   - An autocommit DML statement that hits a write conflict is retried from
+//     scratch (it re-reads everything); a statement inside an explicit
+//     transaction is retried only for a conflict on its own pessimistic
+//     locks, whose reads are then redone at a newer for_update_ts. A
+//     transaction is never silently retried across statements.
+//   - A commit whose outcome is unknown is reported as such (never as a
+//     success or a plain failure).
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/types"
+)
+
+// Config configures the SQL layer.
+type Config struct {
+	// Password of the root user; empty means none.
+	Password string
+}
+
+// Backend is the SQL layer of one node: it owns the catalog and creates
+// sessions.
+type Backend struct {
+	store   kv.Storage
+	catalog *catalog.Catalog
+	cfg     Config
+	globals *globalVars
+}
+
+// NewBackend opens the catalog on store and bootstraps the default
+// databases.
+func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{store: store, catalog: cat, cfg: cfg, globals: &globalVars{vals: map[string]string{}}}
+	for _, db := range []string{"mysql", "test"} {
+		if cat.InfoSchema().DB(db) == nil {
+			ddl := &executor.DDL{Catalog: cat}
+			if err := ddl.Exec(ctx, &ast.CreateDatabaseStmt{Name: ast.NewCIStr(db), IfNotExists: true}); err != nil {
+				return nil, fmt.Errorf("bootstrap database %s: %w", db, err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Password returns the password of user.
+func (b *Backend) Password(user string) (string, bool) {
+	if user == "root" {
+		return b.cfg.Password, true
+	}
+	return "", false
+}
+
+// NewSession opens a session.
+func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, error) {
+	s := &Session{b: b, parser: parser.New(), user: user, host: host, vars: map[string]string{},
+		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
+	s.evalCtx.Session = s
+	s.evalCtx.Vars = s.readVar
+	if db != "" {
+		if err := s.UseDB(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Session is one client's session. Its methods are called by one goroutine
+// at a time (the connection's).
+type Session struct {
+	b      *Backend
+	parser *parser.Parser
+	user   string
+	host   string
+	connID uint64
+	db     string
+
+	vars     map[string]string // session values of system variables
+	userVars map[string]types.Datum
+
+	txn kv.Txn
+	// explicit: BEGIN or autocommit=0 opened txn; it lives until COMMIT.
+	explicit bool
+
+	affected     uint64
+	lastInsertID uint64
+	warnings     []error
+	outcomes     []stmtOutcome
+
+	prepared   map[uint32]*preparedStmt
+	nextStmtID uint32
+
+	evalCtx expression.Context
+	mu      sync.Mutex // guards Close against a running statement's cleanup
+}
+
+type stmtOutcome struct {
+	affected, lastInsertID uint64
+	warnings               uint16
+}
+
+// SessionInfo for expressions.
+
+func (s *Session) CurrentDB() string    { return s.db }
+func (s *Session) User() string         { return s.user + "@" + s.host }
+func (s *Session) ConnectionID() uint64 { return s.connID }
+func (s *Session) LastInsertID() uint64 { return s.lastInsertID }
+func (s *Session) SysVar(name string) (types.Datum, bool) {
+	v, err := s.getSysVar(name, false)
+	if err != nil {
+		return types.Datum{}, false
+	}
+	return varDatum(name, v), true
+}
+
+func (s *Session) AffectedRows() uint64 { return s.affected }
+func (s *Session) WarningCount() uint16 {
+	if len(s.warnings) > 65535 {
+		return 65535
+	}
+	return uint16(len(s.warnings))
+}
+
+// StatementOutcome reports the outcome of statement i of the last
+// multi-statement Execute.
+func (s *Session) StatementOutcome(i int) (uint64, uint64, uint16) {
+	if i < len(s.outcomes) {
+		o := s.outcomes[i]
+		return o.affected, o.lastInsertID, o.warnings
+	}
+	return s.affected, s.lastInsertID, s.WarningCount()
+}
+
+func (s *Session) Status() uint16 {
+	var st uint16
+	if s.txn != nil && s.explicit {
+		st |= mysql.ServerStatusInTrans
+	}
+	if s.autocommit() {
+		st |= mysql.ServerStatusAutocommit
+	}
+	return st
+}
+
+func (s *Session) SetConnectionID(id uint64) { s.connID = id }
+
+// Close rolls back any open transaction.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.txn != nil {
+		_ = s.txn.Rollback()
+		s.txn = nil
+	}
+}
+
+func (s *Session) getSysVar(name string, global bool) (string, error) {
+	name = strings.ToLower(name)
+	sv, ok := sysVars[name]
+	if !ok {
+		return "", errUnknownSysVar(name)
+	}
+	switch name {
+	case "last_insert_id", "identity":
+		return fmt.Sprint(s.lastInsertID), nil
+	case "warning_count":
+		return fmt.Sprint(len(s.warnings)), nil
+	}
+	if !global {
+		if v, ok := s.vars[name]; ok {
+			return v, nil
+		}
+	}
+	if v, ok := s.b.globals.get(name); ok {
+		return v, nil
+	}
+	return sv.def, nil
+}
+
+func (s *Session) readVar(name string, system, global bool) (types.Datum, error) {
+	if !system {
+		return s.userVars[strings.ToLower(name)], nil
+	}
+	v, err := s.getSysVar(name, global)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	return varDatum(strings.ToLower(name), v), nil
+}
+
+func (s *Session) autocommit() bool {
+	v, _ := s.getSysVar("autocommit", false)
+	return v == "1"
+}
+
+func (s *Session) strictMode() bool {
+	v, _ := s.getSysVar("sql_mode", false)
+	return strings.Contains(v, "STRICT_TRANS_TABLES") || strings.Contains(v, "STRICT_ALL_TABLES")
+}
+
+func (s *Session) lockWait() time.Duration {
+	v, _ := s.getSysVar("innodb_lock_wait_timeout", false)
+	var secs float64
+	fmt.Sscan(v, &secs)
+	return time.Duration(secs * float64(time.Second))
+}
+
+func (s *Session) txnMode() kv.TxnMode {
+	v, _ := s.getSysVar("tidb_txn_mode", false)
+	if v == "optimistic" {
+		return kv.Optimistic
+	}
+	return kv.Pessimistic
+}
+
+// UseDB switches the current database.
+func (s *Session) UseDB(ctx context.Context, db string) error {
+	d := s.b.catalog.InfoSchema().DB(db)
+	if d == nil {
+		if strings.EqualFold(db, "information_schema") {
+			s.db = "information_schema"
+			return nil
+		}
+		return errno.NewStd(mysql.ErrBadDB, db)
+	}
+	s.db = d.Name
+	return nil
+}
+
+// FieldList describes the columns of a table in the current database.
+func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error) {
+	t := s.b.catalog.InfoSchema().Table(s.db, table)
+	if t == nil {
+		return nil, errno.NewStd(mysql.ErrNoSuchTable, s.db, table)
+	}
+	fields := make([]*Field, 0, len(t.Columns))
+	for _, c := range t.Columns {
+		fields = append(fields, &Field{DBName: s.db, Table: t.Name, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Type: c.Type})
+	}
+	return fields, nil
+}
+
+func (s *Session) parse(sql string) ([]ast.StmtNode, error) {
+	stmts, _, err := s.parser.ParseSQL(sql)
+	if err != nil {
+		return nil, errno.New(mysql.ErrParse, "%s", err.Error())
+	}
+	return stmts, nil
+}
+
+// Execute runs the statements of sql.
+func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) {
+	stmts, err := s.parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) == 0 {
+		return nil, errno.NewStd(mysql.ErrEmptyQuery)
+	}
+	s.outcomes = s.outcomes[:0]
+	results := make([]ResultSet, 0, len(stmts))
+	for i, st := range stmts {
+		rs, err := s.executeStmt(ctx, st, nil, nil)
+		if err != nil {
+			return results, err
+		}
+		if rs != nil && i < len(stmts)-1 {
+			// Later statements run before the client reads this result.
+			if rs, err = materialize(ctx, rs); err != nil {
+				return results, err
+			}
+		}
+		s.outcomes = append(s.outcomes, stmtOutcome{s.affected, s.lastInsertID, s.WarningCount()})
+		results = append(results, rs)
+	}
+	return results, nil
+}
+
+// toSQLError maps storage errors to MySQL errors.
+func toSQLError(err error) error {
+	var se *errno.SQLError
+	if errors.As(err, &se) {
+		return se
+	}
+	var wc *kv.WriteConflictError
+	switch {
+	case errors.As(err, &wc):
+		return errno.New(9007, "Write conflict, txnStartTS=%d, conflictCommitTS=%d, key=%x [try again later]", wc.StartTS, wc.ConflictTS, []byte(wc.Key))
+	case errors.Is(err, kv.ErrWriteConflict):
+		return errno.New(9007, "Write conflict [try again later]")
+	case errors.Is(err, kv.ErrLockWaitTimeout):
+		return errno.NewStd(mysql.ErrLockWaitTimeout)
+	case errors.Is(err, kv.ErrDeadlock):
+		return errno.NewStd(mysql.ErrLockDeadlock)
+	case errors.Is(err, kv.ErrKeyExists):
+		return errno.New(mysql.ErrDupEntry, "Duplicate entry for key")
+	case errors.Is(err, kv.ErrResultUndetermined):
+		return errno.New(8224, "Result of the commit is undetermined: the transaction may or may not have been committed")
+	case errors.Is(err, kv.ErrTxnAborted):
+		return errno.New(8005, "Transaction aborted; it must be retried by the client")
+	case errors.Is(err, context.Canceled):
+		return errno.NewStd(mysql.ErrQueryInterrupted)
+	}
+	return errno.ToSQLError(err)
+}
+
+func isRetryableConflict(err error) bool {
+	return errors.Is(err, kv.ErrWriteConflict) || errors.Is(err, kv.ErrKeyExists) && !isSQL(err)
+}
+
+func isSQL(err error) bool {
+	var se *errno.SQLError
+	return errors.As(err, &se)
+}
+
+func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.Statement) *executor.Context {
+	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
+	s.evalCtx.Outer = s.evalCtx.Outer[:0]
+	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
+		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait()}
+	s.evalCtx.Subquery = ec.RunSubquery
+	return ec
+}
+
+// beginTxn opens the session's transaction if none is open.
+func (s *Session) beginTxn(ctx context.Context, explicit bool, mode kv.TxnMode) error {
+	if s.txn != nil {
+		return nil
+	}
+	v, _ := s.getSysVar("tidb_enable_1pc", false)
+	txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: mode, Enable1PC: v != "0"})
+	if err != nil {
+		return toSQLError(err)
+	}
+	s.txn, s.explicit = txn, explicit
+	return nil
+}
+
+// commitTxn commits the open transaction (if any).
+func (s *Session) commitTxn(ctx context.Context) error {
+	txn := s.txn
+	s.txn, s.explicit = nil, false
+	if txn == nil {
+		return nil
+	}
+	if err := txn.Commit(ctx); err != nil {
+		if !errors.Is(err, kv.ErrResultUndetermined) {
+			_ = txn.Rollback()
+		}
+		return toSQLError(err)
+	}
+	return nil
+}
+
+func (s *Session) rollbackTxn() {
+	if s.txn != nil {
+		_ = s.txn.Rollback()
+	}
+	s.txn, s.explicit = nil, false
+}
+
+// inTxn reports whether statements run inside a multi-statement transaction.
+func (s *Session) inTxn() bool { return s.txn != nil && s.explicit }
+
+// ensureImplicitTxn opens the transaction that autocommit=0 implies.
+func (s *Session) ensureImplicitTxn(ctx context.Context) error {
+	if s.txn == nil && !s.autocommit() {
+		return s.beginTxn(ctx, true, s.txnMode())
+	}
+	return nil
+}

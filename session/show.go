@@ -1,0 +1,349 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/types"
+)
+
+func s2d(s string) types.Datum { return types.NewString(s) }
+
+// likeFilter returns a predicate for SHOW ... LIKE 'pattern'.
+func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr) (func(string) bool, error) {
+	if p == nil {
+		return func(string) bool { return true }, nil
+	}
+	pat, st, err := buildScalar(s, p.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	ec := s.newExecContext(ctx, s.txn, st)
+	pv, err := pat.Eval(ec.Eval, nil)
+	if err != nil {
+		return nil, err
+	}
+	pc := expression.NewConstant(types.NewString(strings.ToLower(pv.String())))
+	return func(v string) bool {
+		f, _ := expression.NewFunction("like", expression.NewConstant(types.NewString(strings.ToLower(v))), pc)
+		d, _ := f.Eval(ec.Eval, nil)
+		ok, _ := d.ToBool()
+		return ok != p.Not
+	}, nil
+}
+
+func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, error) {
+	is := s.b.catalog.InfoSchema()
+	like, err := s.likeFilter(ctx, x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if x.Where != nil {
+		return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support SHOW ... WHERE")
+	}
+	dbOf := func() (string, error) {
+		db := x.DBName
+		if db == "" && x.Table != nil {
+			db = x.Table.Schema.O
+		}
+		if db == "" {
+			db = s.db
+		}
+		if db == "" {
+			return "", errno.NewStd(mysql.ErrNoDB)
+		}
+		return db, nil
+	}
+	tableOf := func() (string, *catalog.TableInfo, error) {
+		db, err := dbOf()
+		if err != nil {
+			return "", nil, err
+		}
+		t := is.Table(db, x.Table.Name.O)
+		if t == nil {
+			return "", nil, errno.NewStd(mysql.ErrNoSuchTable, db, x.Table.Name.O)
+		}
+		return db, t, nil
+	}
+	var rows []types.Row
+	switch x.Tp {
+	case ast.ShowDatabases:
+		names := []string{"information_schema"}
+		for _, db := range is.DBs() {
+			names = append(names, db.Name)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if like(n) {
+				rows = append(rows, types.Row{s2d(n)})
+			}
+		}
+		return &staticResultSet{fields: stringFields("Database"), rows: rows}, nil
+	case ast.ShowTables:
+		db, err := dbOf()
+		if err != nil {
+			return nil, err
+		}
+		if is.DB(db) == nil {
+			return nil, errno.NewStd(mysql.ErrBadDB, db)
+		}
+		for _, t := range is.Tables(db) {
+			if like(t.Name) {
+				r := types.Row{s2d(t.Name)}
+				if x.Full {
+					r = append(r, s2d("BASE TABLE"))
+				}
+				rows = append(rows, r)
+			}
+		}
+		f := stringFields("Tables_in_" + db)
+		if x.Full {
+			f = stringFields("Tables_in_"+db, "Table_type")
+		}
+		return &staticResultSet{fields: f, rows: rows}, nil
+	case ast.ShowColumns:
+		_, t, err := tableOf()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range t.Columns {
+			if !like(c.Name) {
+				continue
+			}
+			null := "YES"
+			if c.Type.NotNull() {
+				null = "NO"
+			}
+			def := types.Datum{}
+			if c.Default != nil {
+				def = s2d(*c.Default)
+			}
+			key := ""
+			for _, idx := range t.Indices {
+				if idx.Columns[0].Offset == c.Offset {
+					switch {
+					case idx.Primary:
+						key = "PRI"
+					case idx.Unique && key == "":
+						key = "UNI"
+					case key == "":
+						key = "MUL"
+					}
+				}
+			}
+			extra := ""
+			if c.AutoIncrement {
+				extra = "auto_increment"
+			}
+			r := types.Row{s2d(c.Name), s2d(executor.ColumnTypeString(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
+			if x.Full {
+				coll := types.Datum{}
+				if c.Type.IsString() && c.Type.Charset != "binary" && c.Type.Tp != mysql.TypeNewDecimal {
+					coll = s2d(c.Type.Collate)
+				}
+				r = types.Row{r[0], r[1], coll, r[2], r[3], r[4], r[5], s2d("select,insert,update,references"), s2d(c.Comment)}
+			}
+			rows = append(rows, r)
+		}
+		f := stringFields("Field", "Type", "Null", "Key", "Default", "Extra")
+		if x.Full {
+			f = stringFields("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+		}
+		return &staticResultSet{fields: f, rows: rows}, nil
+	case ast.ShowIndex:
+		_, t, err := tableOf()
+		if err != nil {
+			return nil, err
+		}
+		for _, idx := range t.Indices {
+			nonUnique := int64(1)
+			if idx.Unique || idx.Primary {
+				nonUnique = 0
+			}
+			name := idx.Name
+			if idx.Primary {
+				name = "PRIMARY"
+			}
+			for j, ic := range idx.Columns {
+				null := ""
+				if !t.Columns[ic.Offset].Type.NotNull() {
+					null = "YES"
+				}
+				sub := types.Datum{}
+				if ic.Length > 0 {
+					sub = types.NewInt(int64(ic.Length))
+				}
+				rows = append(rows, types.Row{s2d(t.Name), types.NewInt(nonUnique), s2d(name), types.NewInt(int64(j + 1)), s2d(ic.Name),
+					s2d("A"), types.NewInt(0), sub, {}, s2d(null), s2d("BTREE"), s2d(""), s2d(""), s2d("YES"), {}})
+			}
+		}
+		return &staticResultSet{fields: stringFields("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
+			"Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Index_comment", "Visible", "Expression"), rows: rows}, nil
+	case ast.ShowCreateTable:
+		_, t, err := tableOf()
+		if err != nil {
+			return nil, err
+		}
+		return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t))}}}, nil
+	case ast.ShowCreateDatabase:
+		db := is.DB(x.DBName)
+		if db == nil {
+			return nil, errno.NewStd(mysql.ErrBadDB, x.DBName)
+		}
+		return &staticResultSet{fields: stringFields("Database", "Create Database"), rows: []types.Row{{s2d(db.Name),
+			s2d(fmt.Sprintf("CREATE DATABASE `%s` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */", db.Name))}}}, nil
+	case ast.ShowVariables:
+		names := make([]string, 0, len(sysVars))
+		for n := range sysVars {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if !like(n) {
+				continue
+			}
+			v, _ := s.getSysVar(n, x.GlobalScope)
+			rows = append(rows, types.Row{s2d(n), s2d(v)})
+		}
+		return &staticResultSet{fields: stringFields("Variable_name", "Value"), rows: rows}, nil
+	case ast.ShowStatus:
+		for _, kv := range [][2]string{{"Threads_connected", "1"}, {"Uptime", "1"}} {
+			if like(kv[0]) {
+				rows = append(rows, types.Row{s2d(kv[0]), s2d(kv[1])})
+			}
+		}
+		return &staticResultSet{fields: stringFields("Variable_name", "Value"), rows: rows}, nil
+	case ast.ShowWarnings, ast.ShowErrors:
+		if x.CountWarningsOrErrors {
+			return &staticResultSet{fields: stringFields("@@session.warning_count"), rows: []types.Row{{types.NewInt(int64(len(s.warnings)))}}}, nil
+		}
+		for _, w := range s.warnings {
+			se := errno.ToSQLError(w)
+			level := "Warning"
+			if x.Tp == ast.ShowErrors {
+				level = "Error"
+			}
+			rows = append(rows, types.Row{s2d(level), types.NewInt(int64(se.Code)), s2d(se.Message)})
+		}
+		return &staticResultSet{fields: stringFields("Level", "Code", "Message"), rows: rows}, nil
+	case ast.ShowEngines:
+		rows = append(rows, types.Row{s2d("InnoDB"), s2d("DEFAULT"), s2d("Supports transactions, row-level locking"), s2d("YES"), s2d("YES"), s2d("YES")})
+		return &staticResultSet{fields: stringFields("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"), rows: rows}, nil
+	case ast.ShowCharset:
+		rows = append(rows, types.Row{s2d("utf8mb4"), s2d("UTF-8 Unicode"), s2d("utf8mb4_bin"), types.NewInt(4)},
+			types.Row{s2d("binary"), s2d("binary"), s2d("binary"), types.NewInt(1)})
+		return &staticResultSet{fields: stringFields("Charset", "Description", "Default collation", "Maxlen"), rows: rows}, nil
+	case ast.ShowCollation:
+		for _, c := range [][3]string{{"utf8mb4_bin", "utf8mb4", "46"}, {"utf8mb4_general_ci", "utf8mb4", "45"}, {"binary", "binary", "63"}} {
+			if like(c[0]) {
+				rows = append(rows, types.Row{s2d(c[0]), s2d(c[1]), s2d(c[2]), s2d("Yes"), s2d("Yes"), types.NewInt(1)})
+			}
+		}
+		return &staticResultSet{fields: stringFields("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"), rows: rows}, nil
+	case ast.ShowProcessList:
+		rows = append(rows, types.Row{types.NewUint(s.connID), s2d(s.user), s2d(s.host), s2d(s.db), s2d("Query"), types.NewInt(0), s2d("autocommit"), s2d("SHOW PROCESSLIST")})
+		return &staticResultSet{fields: stringFields("Id", "User", "Host", "db", "Command", "Time", "State", "Info"), rows: rows}, nil
+	case ast.ShowTableStatus:
+		db, err := dbOf()
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range is.Tables(db) {
+			if like(t.Name) {
+				rows = append(rows, types.Row{s2d(t.Name), s2d("InnoDB"), types.NewInt(10), s2d("Dynamic"), types.NewInt(0), types.NewInt(0),
+					types.NewInt(0), types.NewInt(0), types.NewInt(0), types.NewInt(0), {}, {}, {}, {}, s2d("utf8mb4_bin"), {}, s2d(""), s2d(t.Comment)})
+			}
+		}
+		return &staticResultSet{fields: stringFields("Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
+			"Checksum", "Create_options", "Comment"), rows: rows}, nil
+	case ast.ShowGrants:
+		return &staticResultSet{fields: stringFields("Grants for root@%"), rows: []types.Row{{s2d("GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION")}}}, nil
+	case ast.ShowPlugins, ast.ShowTriggers, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowEvents, ast.ShowOpenTables, ast.ShowPrivileges:
+		return &staticResultSet{fields: stringFields("Name", "Status"), rows: nil}, nil
+	}
+	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this SHOW statement")
+}
+
+func showCreateTable(t *catalog.TableInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
+	var lines []string
+	for _, c := range t.Columns {
+		ft := &c.Type
+		l := fmt.Sprintf("  `%s` %s", c.Name, showColumnType(ft))
+		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
+			l += " COLLATE " + ft.Collate
+		}
+		if ft.NotNull() {
+			l += " NOT NULL"
+		}
+		if c.AutoIncrement {
+			l += " AUTO_INCREMENT"
+		}
+		if c.Default != nil {
+			if ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || *c.Default == "CURRENT_TIMESTAMP" {
+				l += " DEFAULT '" + strings.ReplaceAll(*c.Default, "'", "''") + "'"
+				if *c.Default == "CURRENT_TIMESTAMP" {
+					l = strings.TrimSuffix(l, "'CURRENT_TIMESTAMP'") + "CURRENT_TIMESTAMP"
+				}
+			} else {
+				l += " DEFAULT '" + strings.ReplaceAll(*c.Default, "'", "''") + "'"
+			}
+		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
+			l += " DEFAULT NULL"
+		}
+		if c.Comment != "" {
+			l += " COMMENT '" + strings.ReplaceAll(c.Comment, "'", "''") + "'"
+		}
+		lines = append(lines, l)
+	}
+	for _, idx := range t.Indices {
+		cols := make([]string, len(idx.Columns))
+		for i, ic := range idx.Columns {
+			cols[i] = "`" + ic.Name + "`"
+			if ic.Length > 0 {
+				cols[i] += fmt.Sprintf("(%d)", ic.Length)
+			}
+		}
+		switch {
+		case idx.Primary:
+			l := "  PRIMARY KEY (" + strings.Join(cols, ",") + ")"
+			if t.PKIsHandle || t.CommonHandle {
+				l += " /*T![clustered_index] CLUSTERED */"
+			}
+			lines = append(lines, l)
+		case idx.Unique:
+			lines = append(lines, fmt.Sprintf("  UNIQUE KEY `%s` (%s)", idx.Name, strings.Join(cols, ",")))
+		default:
+			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", idx.Name, strings.Join(cols, ",")))
+		}
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+	if t.Comment != "" {
+		b.WriteString(" COMMENT='" + strings.ReplaceAll(t.Comment, "'", "''") + "'")
+	}
+	return b.String()
+}
+
+// showColumnType prints a type as MySQL 8 does in SHOW CREATE TABLE
+// (integer display widths omitted).
+func showColumnType(ft *types.FieldType) string {
+	s := executor.ColumnTypeString(ft)
+	if ft.IsInteger() && ft.Tp != mysql.TypeBit && ft.Tp != mysql.TypeYear {
+		s = executor.TypeName(ft)
+		if ft.IsUnsigned() {
+			s += " unsigned"
+		}
+	}
+	return s
+}

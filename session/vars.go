@@ -1,0 +1,159 @@
+package session
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/types"
+)
+
+// sysVar describes a system variable: its default and whether it is a
+// number (SELECT @@x returns an integer then).
+type sysVar struct {
+	def     string
+	numeric bool
+	// globalOnly variables cannot be set per session.
+	globalOnly bool
+}
+
+// sysVars are the system variables shoal knows. Variables that drivers and
+// tools read (and the reference reports set) are here even where shoal has
+// no mechanism behind them yet; setting those is accepted and remembered.
+var sysVars = map[string]sysVar{
+	"autocommit":                       {def: "1", numeric: true},
+	"sql_mode":                         {def: "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"},
+	"version":                          {def: "8.0.11-shoal"},
+	"version_comment":                  {def: "shoal, a MySQL-compatible distributed database"},
+	"version_compile_os":               {def: "Linux"},
+	"version_compile_machine":          {def: "x86_64"},
+	"innodb_lock_wait_timeout":         {def: "50", numeric: true},
+	"lock_wait_timeout":                {def: "31536000", numeric: true},
+	"max_allowed_packet":               {def: "67108864", numeric: true},
+	"net_buffer_length":                {def: "16384", numeric: true},
+	"transaction_isolation":            {def: "REPEATABLE-READ"},
+	"tx_isolation":                     {def: "REPEATABLE-READ"},
+	"transaction_read_only":            {def: "0", numeric: true},
+	"tx_read_only":                     {def: "0", numeric: true},
+	"character_set_client":             {def: "utf8mb4"},
+	"character_set_connection":         {def: "utf8mb4"},
+	"character_set_results":            {def: "utf8mb4"},
+	"character_set_server":             {def: "utf8mb4"},
+	"character_set_database":           {def: "utf8mb4"},
+	"character_set_system":             {def: "utf8"},
+	"collation_connection":             {def: "utf8mb4_bin"},
+	"collation_server":                 {def: "utf8mb4_bin"},
+	"collation_database":               {def: "utf8mb4_bin"},
+	"time_zone":                        {def: "SYSTEM"},
+	"system_time_zone":                 {def: "UTC", globalOnly: true},
+	"lower_case_table_names":           {def: "2", numeric: true, globalOnly: true},
+	"auto_increment_increment":         {def: "1", numeric: true},
+	"auto_increment_offset":            {def: "1", numeric: true},
+	"wait_timeout":                     {def: "28800", numeric: true},
+	"interactive_timeout":              {def: "28800", numeric: true},
+	"net_write_timeout":                {def: "60", numeric: true},
+	"net_read_timeout":                 {def: "30", numeric: true},
+	"sql_select_limit":                 {def: "18446744073709551615", numeric: true},
+	"sql_safe_updates":                 {def: "0", numeric: true},
+	"sql_auto_is_null":                 {def: "0", numeric: true},
+	"foreign_key_checks":               {def: "1", numeric: true},
+	"unique_checks":                    {def: "1", numeric: true},
+	"license":                          {def: "Apache-2.0"},
+	"init_connect":                     {def: ""},
+	"performance_schema":               {def: "0", numeric: true},
+	"query_cache_type":                 {def: "OFF"},
+	"query_cache_size":                 {def: "0", numeric: true},
+	"have_ssl":                         {def: "DISABLED"},
+	"have_openssl":                     {def: "DISABLED"},
+	"port":                             {def: "4000", numeric: true, globalOnly: true},
+	"hostname":                         {def: "localhost", globalOnly: true},
+	"datadir":                          {def: "", globalOnly: true},
+	"default_storage_engine":           {def: "InnoDB"},
+	"storage_engine":                   {def: "InnoDB"},
+	"explicit_defaults_for_timestamp":  {def: "1", numeric: true},
+	"div_precision_increment":          {def: "4", numeric: true},
+	"group_concat_max_len":             {def: "1024", numeric: true},
+	"max_execution_time":               {def: "0", numeric: true},
+	"last_insert_id":                   {def: "0", numeric: true},
+	"identity":                         {def: "0", numeric: true},
+	"warning_count":                    {def: "0", numeric: true},
+	"error_count":                      {def: "0", numeric: true},
+	"tidb_txn_mode":                    {def: "pessimistic"},
+	"tidb_enable_async_commit":         {def: "0", numeric: true},
+	"tidb_enable_1pc":                  {def: "1", numeric: true},
+	"tidb_guarantee_linearizability":   {def: "1", numeric: true},
+	"tidb_enable_clustered_index":      {def: "1", numeric: true},
+	"tidb_prepared_plan_cache_size":    {def: "100", numeric: true},
+	"tidb_hashagg_final_concurrency":   {def: "1", numeric: true},
+	"tidb_hashagg_partial_concurrency": {def: "1", numeric: true},
+}
+
+// globalVars holds values SET GLOBAL changed (process-wide, in memory).
+type globalVars struct {
+	mu   sync.RWMutex
+	vals map[string]string
+}
+
+func (g *globalVars) get(name string) (string, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	v, ok := g.vals[name]
+	return v, ok
+}
+
+func (g *globalVars) set(name, v string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.vals[name] = v
+}
+
+func errUnknownSysVar(name string) error { return errno.NewStd(mysql.ErrUnknownSystemVariable, name) }
+
+// normalizeVar validates and canonicalizes a value being set.
+func normalizeVar(name, val string) (string, error) {
+	sv := sysVars[name]
+	up := strings.ToUpper(val)
+	if sv.numeric {
+		switch up {
+		case "ON", "TRUE":
+			return "1", nil
+		case "OFF", "FALSE":
+			return "0", nil
+		}
+		if _, err := strconv.ParseFloat(val, 64); err != nil {
+			return "", errno.NewStd(mysql.ErrWrongTypeForVar, name)
+		}
+		return val, nil
+	}
+	switch name {
+	case "tidb_txn_mode":
+		low := strings.ToLower(val)
+		if low != "pessimistic" && low != "optimistic" && low != "" {
+			return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
+		}
+		return low, nil
+	case "sql_mode":
+		return up, nil
+	case "transaction_isolation", "tx_isolation":
+		switch up {
+		case "REPEATABLE-READ", "READ-COMMITTED", "SERIALIZABLE", "READ-UNCOMMITTED":
+			return up, nil
+		}
+		return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
+	}
+	return val, nil
+}
+
+func varDatum(name, val string) types.Datum {
+	if sysVars[name].numeric {
+		if i, err := strconv.ParseInt(val, 10, 64); err == nil {
+			return types.NewInt(i)
+		}
+		if u, err := strconv.ParseUint(val, 10, 64); err == nil {
+			return types.NewUint(u)
+		}
+	}
+	return types.NewString(val)
+}
