@@ -82,7 +82,7 @@ func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 		// A disjunction of ranges on one column: k BETWEEN a AND b OR ...
 		col := -1
 		var ranges []Range
-		for _, d := range f.Args {
+		for _, d := range disjuncts(f, nil) {
 			var sub []expression.Expr
 			sub = conjuncts(d, sub)
 			var r Range
@@ -373,4 +373,15 @@ func rangesOn(col int, eqs []expression.Expr, ccs []*colCond) ([]Range, []*colCo
 		return nil, nil
 	}
 	return []Range{r}, used
+}
+
+// disjuncts flattens a tree of ORs (the parser nests a OR b OR c).
+func disjuncts(e expression.Expr, out []expression.Expr) []expression.Expr {
+	if f, ok := e.(*expression.ScalarFunc); ok && f.Name == "or" {
+		for _, a := range f.Args {
+			out = disjuncts(a, out)
+		}
+		return out
+	}
+	return append(out, e)
 }
