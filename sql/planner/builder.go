@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -425,6 +426,12 @@ type projRef struct {
 }
 
 func (b *builder) orderItem(s *scope, n ast.ExprNode, fields []*OutputColumn, sf []*ast.SelectField) (expression.Expr, error) {
+	if pe, ok := n.(*ast.PositionExpr); ok && pe.P == nil {
+		if pe.N < 1 || pe.N > len(fields) {
+			return nil, errUnknownColumn(fmt.Sprint(pe.N), b.clause)
+		}
+		return &projRef{idx: pe.N - 1}, nil
+	}
 	if v, ok := n.(*driver.ValueExpr); ok {
 		if v.Kind() == driver.KindInt64 || v.Kind() == driver.KindUint64 {
 			pos := int(v.GetInt64())
@@ -453,6 +460,12 @@ func (b *builder) orderItem(s *scope, n ast.ExprNode, fields []*OutputColumn, sf
 }
 
 func (b *builder) groupByItem(s *scope, n ast.ExprNode, fields []*ast.SelectField) (expression.Expr, error) {
+	if pe, ok := n.(*ast.PositionExpr); ok && pe.P == nil {
+		if pe.N < 1 || pe.N > len(fields) || fields[pe.N-1].Expr == nil {
+			return nil, errUnknownColumn(fmt.Sprint(pe.N), "group statement")
+		}
+		return b.expr(s, fields[pe.N-1].Expr)
+	}
 	if v, ok := n.(*driver.ValueExpr); ok && (v.Kind() == driver.KindInt64 || v.Kind() == driver.KindUint64) {
 		pos := int(v.GetInt64())
 		if pos < 1 || pos > len(fields) || fields[pos-1].Expr == nil {
