@@ -17,6 +17,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/shoaldb/shoal/store/engine"
 )
 
@@ -30,6 +31,9 @@ type Options struct {
 	DisableWAL bool
 	// Logger receives Pebble's log lines (discarded if nil).
 	Logger pebble.Logger
+	// FS is the filesystem (the OS's if nil); tests use it to inject
+	// latency or faults.
+	FS vfs.FS
 }
 
 // Engine is the Pebble engine.
@@ -72,6 +76,7 @@ func Open(dir string, o Options) (*Engine, error) {
 		FormatMajorVersion:          pebble.FormatNewest,
 		DisableWAL:                  o.DisableWAL,
 		Logger:                      o.Logger,
+		FS:                          o.FS,
 	}
 	if opts.Logger == nil {
 		opts.Logger = quietLogger{}

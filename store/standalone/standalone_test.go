@@ -2,9 +2,13 @@ package standalone
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/shoaldb/shoal/store/engine"
+	"github.com/shoaldb/shoal/store/internal/slowfs"
 )
 
 func TestSnapshotAndBatch(t *testing.T) {
@@ -55,5 +59,45 @@ func TestSnapshotAndBatch(t *testing.T) {
 	if e2, err := Open(dir, Options{}); err == nil {
 		e2.Close()
 		t.Fatal("second open succeeded")
+	}
+}
+
+// Concurrent synced commits must share fsyncs (Pebble's group commit):
+// with a slow WAL sync, n committers need far fewer than n syncs.
+func TestConcurrentSyncedCommitsShareFsync(t *testing.T) {
+	fs := slowfs.New(nil, 20*time.Millisecond)
+	e, err := Open(t.TempDir(), Options{BlockCacheSize: 1 << 20, FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const n = 16
+	before := fs.WALSyncs()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := e.NewBatch()
+			defer b.Close()
+			b.Set([]byte(fmt.Sprintf("k%02d", i)), []byte("v"))
+			if err := b.Commit(true); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	syncs := fs.WALSyncs() - before
+	t.Logf("%d synced commits: %d WAL syncs in %v", n, syncs, time.Since(start))
+	if syncs >= n/2 {
+		t.Fatalf("%d concurrent synced commits took %d WAL syncs: not group-committed", n, syncs)
+	}
+	snap := e.NewSnapshot()
+	defer snap.Close()
+	for i := 0; i < n; i++ {
+		if _, err := snap.Get([]byte(fmt.Sprintf("k%02d", i))); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
