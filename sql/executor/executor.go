@@ -124,7 +124,7 @@ func Build(ctx *Context, p planner.Plan) (Executor, error) {
 			}
 			children = append(children, e)
 		}
-		return &unionExec{children: children, all: x.All}, nil
+		return &unionExec{children: children, ops: x.Ops}, nil
 	case *planner.Explain:
 		return &explainExec{plan: x.Target, stmt: ctx.Stmt}, nil
 	}

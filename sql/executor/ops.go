@@ -286,47 +286,120 @@ func groupKey(buf []byte, exprs []expression.Expr, vals []types.Datum) []byte {
 	return buf
 }
 
+// unionExec evaluates set operations over materialized children.
 type unionExec struct {
 	children []Executor
-	all      bool
-	cur      int
-	seen     map[string]bool
-	opened   bool
+	ops      []planner.SetOp
+	rows     []types.Row
+	pos      int
+}
+
+func rowKey(r types.Row) string { return string(groupKey(nil, nil, r)) }
+
+func distinctRows(rows []types.Row) []types.Row {
+	seen := map[string]bool{}
+	out := rows[:0:0]
+	for _, r := range rows {
+		k := rowKey(r)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func countRows(rows []types.Row) map[string]int {
+	m := map[string]int{}
+	for _, r := range rows {
+		m[rowKey(r)]++
+	}
+	return m
+}
+
+func applySetOp(op planner.SetOp, left, right []types.Row) []types.Row {
+	switch op.Kind {
+	case planner.SetUnion:
+		out := append(append([]types.Row(nil), left...), right...)
+		if !op.All {
+			out = distinctRows(out)
+		}
+		return out
+	case planner.SetExcept:
+		rc := countRows(right)
+		var out []types.Row
+		if !op.All {
+			for _, r := range distinctRows(left) {
+				if rc[rowKey(r)] == 0 {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		for _, r := range left {
+			k := rowKey(r)
+			if rc[k] > 0 {
+				rc[k]--
+				continue
+			}
+			out = append(out, r)
+		}
+		return out
+	default:
+		rc := countRows(right)
+		var out []types.Row
+		src := left
+		if !op.All {
+			src = distinctRows(left)
+		}
+		for _, r := range src {
+			k := rowKey(r)
+			if rc[k] > 0 {
+				if op.All {
+					rc[k]--
+				}
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 }
 
 func (e *unionExec) Open() error {
-	e.cur, e.seen = 0, map[string]bool{}
-	for _, c := range e.children {
-		if err := c.Open(); err != nil {
+	e.rows, e.pos = nil, 0
+	results := make([][]types.Row, len(e.children))
+	for i, c := range e.children {
+		rows, err := Drain(c)
+		if err != nil {
 			return err
 		}
+		results[i] = rows
 	}
-	return nil
-}
-func (e *unionExec) Close() error {
-	for _, c := range e.children {
-		c.Close()
-	}
-	return nil
-}
-func (e *unionExec) Next() (types.Row, error) {
-	for e.cur < len(e.children) {
-		row, err := e.children[e.cur].Next()
-		if err != nil {
-			return nil, err
-		}
-		if row == nil {
-			e.cur++
+	// INTERSECT first, then UNION and EXCEPT left to right.
+	operands := [][]types.Row{results[0]}
+	var ops []planner.SetOp
+	for i, op := range e.ops {
+		if op.Kind == planner.SetIntersect {
+			last := len(operands) - 1
+			operands[last] = applySetOp(op, operands[last], results[i+1])
 			continue
 		}
-		if !e.all {
-			k := string(groupKey(nil, nil, row))
-			if e.seen[k] {
-				continue
-			}
-			e.seen[k] = true
-		}
-		return row, nil
+		ops = append(ops, op)
+		operands = append(operands, results[i+1])
 	}
-	return nil, nil
+	acc := operands[0]
+	for i, op := range ops {
+		acc = applySetOp(op, acc, operands[i+1])
+	}
+	e.rows = acc
+	return nil
+}
+
+func (e *unionExec) Close() error { return nil }
+func (e *unionExec) Next() (types.Row, error) {
+	if e.pos >= len(e.rows) {
+		return nil, nil
+	}
+	e.pos++
+	return e.rows[e.pos-1], nil
 }

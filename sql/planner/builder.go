@@ -120,29 +120,69 @@ func (b *builder) buildSetOpr(s *scope, x *ast.SetOprStmt) (Plan, error) {
 	if x.With != nil {
 		return nil, errNotSupported("WITH")
 	}
+	p, err := b.buildSetOprList(s, x.SelectList)
+	if err != nil {
+		return nil, err
+	}
+	return b.setOprTail(s, p, x.OrderBy, x.Limit)
+}
+
+// buildSetOprList plans a list of selects joined by UNION / EXCEPT /
+// INTERSECT [ALL].
+func (b *builder) buildSetOprList(s *scope, list *ast.SetOprSelectList) (Plan, error) {
 	var children []Plan
-	all := true
-	for i, sel := range x.SelectList.Selects {
-		child := &scope{parent: s.parent}
-		p, err := b.buildResultSet(child, sel.(ast.ResultSetNode))
+	var ops []SetOp
+	for i, sel := range list.Selects {
+		var p Plan
+		var err error
+		var after *ast.SetOprType
+		switch x := sel.(type) {
+		case *ast.SelectStmt:
+			after = x.AfterSetOperator
+			p, err = b.buildResultSet(&scope{parent: s.parent}, x)
+		case *ast.SetOprSelectList:
+			after = x.AfterSetOperator
+			p, err = b.buildSetOprList(s, x)
+			if err == nil {
+				p, err = b.setOprTail(s, p, x.OrderBy, x.Limit)
+			}
+		default:
+			return nil, errNotSupported(fmtType(sel))
+		}
 		if err != nil {
 			return nil, err
-		}
-		if ss, ok := sel.(*ast.SelectStmt); ok && i > 0 && ss.AfterSetOperator != nil {
-			if *ss.AfterSetOperator != ast.UnionAll {
-				if *ss.AfterSetOperator != ast.Union {
-					return nil, errNotSupported("INTERSECT/EXCEPT")
-				}
-				all = false
-			}
 		}
 		if len(children) > 0 && visibleCount(p.Columns()) != visibleCount(children[0].Columns()) {
 			return nil, errno.NewStd(mysql.ErrWrongNumberOfColumnsInSelect)
 		}
+		if i > 0 {
+			op := SetOp{Kind: SetUnion}
+			if after != nil {
+				switch *after {
+				case ast.UnionAll:
+					op.All = true
+				case ast.Except:
+					op.Kind = SetExcept
+				case ast.ExceptAll:
+					op.Kind, op.All = SetExcept, true
+				case ast.Intersect:
+					op.Kind = SetIntersect
+				case ast.IntersectAll:
+					op.Kind, op.All = SetIntersect, true
+				}
+			}
+			ops = append(ops, op)
+		}
 		children = append(children, p)
+	}
+	if len(children) == 1 {
+		return children[0], nil
 	}
 	cols := make([]*OutputColumn, 0)
 	for i, c := range children[0].Columns() {
+		if c.Hidden {
+			continue
+		}
 		nc := *c
 		exprs := make([]expression.Expr, 0, len(children))
 		for _, ch := range children {
@@ -153,21 +193,28 @@ func (b *builder) buildSetOpr(s *scope, x *ast.SetOprStmt) (Plan, error) {
 		nc.Table, nc.OrgTable, nc.DB = "", "", ""
 		cols = append(cols, &nc)
 	}
-	var p Plan = &Union{baseSchema: baseSchema{cols: cols}, Children: children, All: all}
+	return &Union{baseSchema: baseSchema{cols: cols}, Children: children, Ops: ops}, nil
+}
+
+func (b *builder) setOprTail(s *scope, p Plan, order *ast.OrderByClause, limit *ast.Limit) (Plan, error) {
+	cols := p.Columns()
 	us := &scope{cols: cols, parent: s.parent}
-	if x.OrderBy != nil {
-		by := make([]ByItem, 0, len(x.OrderBy.Items))
-		for _, item := range x.OrderBy.Items {
+	if order != nil {
+		by := make([]ByItem, 0, len(order.Items))
+		for _, item := range order.Items {
 			e, err := b.orderItem(us, item.Expr, cols, nil)
 			if err != nil {
 				return nil, err
+			}
+			if r, ok := e.(*projRef); ok {
+				e = &expression.Column{Index: r.idx, Ft: cols[r.idx].Ft}
 			}
 			by = append(by, ByItem{Expr: e, Desc: item.Desc})
 		}
 		p = &Sort{baseSchema: baseSchema{cols: cols}, Child: p, By: by}
 	}
-	if x.Limit != nil {
-		return b.buildLimit(p, x.Limit)
+	if limit != nil {
+		return b.buildLimit(p, limit)
 	}
 	return p, nil
 }
@@ -249,9 +296,7 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 				rest = append(rest, c)
 			}
 		}
-		if j, ok := p.(*Join); ok && len(rest) > 0 {
-			rest = extractEquiKeys(j, rest)
-		}
+		rest = pushIntoJoin(p, rest)
 		if len(rest) > 0 {
 			p = &Selection{baseSchema: baseSchema{cols: p.Columns()}, Child: p, Cond: andAll(rest)}
 		}

@@ -264,3 +264,52 @@ func sameClass(a, b *types.FieldType) bool {
 	}
 	return str(a) && str(b)
 }
+
+// pushIntoJoin places conditions (over p's row) at the lowest inner join
+// whose two sides they connect, as hash keys where they are equalities, so a
+// comma join of many tables never forms a cross product it can avoid. It
+// returns the conditions it could not place.
+func pushIntoJoin(p Plan, conds []expression.Expr) []expression.Expr {
+	j, ok := p.(*Join)
+	if !ok || j.Type != InnerJoin || len(conds) == 0 {
+		return conds
+	}
+	lw := len(j.Left.Columns())
+	var left, right, here, rest []expression.Expr
+	for _, c := range conds {
+		cols := expression.Columns(c, nil)
+		if expression.HasSubquery(c) || len(cols) == 0 {
+			rest = append(rest, c)
+			continue
+		}
+		inLeft, inRight := true, true
+		for _, i := range cols {
+			if i < lw {
+				inRight = false
+			} else {
+				inLeft = false
+			}
+		}
+		switch {
+		case inLeft:
+			left = append(left, c)
+		case inRight:
+			right = append(right, expression.ShiftColumns(c, lw))
+		default:
+			here = append(here, c)
+		}
+	}
+	here = append(here, pushIntoJoin(j.Left, left)...)
+	for _, c := range pushIntoJoin(j.Right, right) {
+		here = append(here, expression.ShiftColumns(c, -lw))
+	}
+	here = extractEquiKeys(j, here)
+	if len(here) > 0 {
+		var all []expression.Expr
+		if j.Other != nil {
+			all = conjuncts(j.Other, nil)
+		}
+		j.Other = andAll(append(all, here...))
+	}
+	return rest
+}

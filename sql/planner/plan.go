@@ -174,11 +174,28 @@ type Join struct {
 	Other           expression.Expr
 }
 
-// Union concatenates its children (ALL) or deduplicates them.
+// SetOpKind is UNION, EXCEPT or INTERSECT.
+type SetOpKind uint8
+
+const (
+	SetUnion SetOpKind = iota
+	SetExcept
+	SetIntersect
+)
+
+// SetOp combines the result so far with the next child.
+type SetOp struct {
+	Kind SetOpKind
+	All  bool
+}
+
+// Union combines its children with set operations: Ops[i] stands between
+// Children[i] and Children[i+1]; INTERSECT binds tighter than UNION and
+// EXCEPT, which apply left to right.
 type Union struct {
 	baseSchema
 	Children []Plan
-	All      bool
+	Ops      []SetOp
 }
 
 // Assignment sets a column in UPDATE / ON DUPLICATE KEY UPDATE.
