@@ -53,7 +53,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
 		}
-		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db}
+		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db, CheckView: func(sel ast.StmtNode) ([]string, error) {
+			return planner.ViewColumns(s.planContext(), sel)
+		}}
 		return nil, ddl.Exec(ctx, x)
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {

@@ -75,8 +75,12 @@ type TableInfo struct {
 	Charset      string `json:"charset,omitempty"`
 	Collate      string `json:"collate,omitempty"`
 	Comment      string `json:"comment,omitempty"`
-	MaxColumnID  int64  `json:"max_column_id"`
-	MaxIndexID   int64  `json:"max_index_id"`
+	// View is the SELECT text of a view (empty for base tables); a view
+	// has no rows of its own and ViewCols optionally renames its columns.
+	View        string   `json:"view,omitempty"`
+	ViewCols    []string `json:"view_cols,omitempty"`
+	MaxColumnID int64    `json:"max_column_id"`
+	MaxIndexID  int64    `json:"max_index_id"`
 	// AutoIncOffset caches the offset of the AUTO_INCREMENT column, -1 if none.
 	AutoIncOffset int `json:"-"`
 }

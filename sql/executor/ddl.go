@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/errno"
@@ -19,6 +20,8 @@ import (
 type DDL struct {
 	Catalog   *catalog.Catalog
 	CurrentDB string
+	// CheckView validates a view's SELECT and returns its column names.
+	CheckView ViewCheck
 }
 
 func (d *DDL) dbName(tn *ast.TableName) (string, error) {
@@ -50,6 +53,8 @@ func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
 		return d.truncate(ctx, x.Table)
 	case *ast.AlterTableStmt:
 		return d.alterTable(ctx, x)
+	case *ast.CreateViewStmt:
+		return d.createView(ctx, x)
 	}
 	return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this DDL statement")
 }
@@ -394,9 +399,6 @@ func (d *DDL) tableFor(m *catalog.Mutator, tn *ast.TableName) (*catalog.DBInfo, 
 }
 
 func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
-	if x.IsView {
-		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support views")
-	}
 	for _, tn := range x.Tables {
 		err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 			db, t, err := d.tableFor(m, tn)
@@ -410,6 +412,12 @@ func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
 					return errno.NewStd(mysql.ErrBadTable, tn.Schema.O+"."+tn.Name.O)
 				}
 				return err
+			}
+			if x.IsView != (t.View != "") {
+				if x.IsView {
+					return errno.New(mysql.ErrWrongObject, "'%s.%s' is not VIEW", db.Name, t.Name)
+				}
+				return errno.NewStd(mysql.ErrBadTable, db.Name+"."+t.Name)
 			}
 			if err := deleteTableData(ctx, m.Txn(), t); err != nil {
 				return err
@@ -634,5 +642,58 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 			nt.Columns = append(nt.Columns, c)
 		}
 		return m.PutTable(db, nt)
+	})
+}
+
+// ViewCheck plans a view's SELECT to validate it; set by the session so
+// that DDL does not depend on the planner.
+type ViewCheck func(sel ast.StmtNode) ([]string, error)
+
+func (d *DDL) createView(ctx context.Context, x *ast.CreateViewStmt) error {
+	var sb strings.Builder
+	if err := x.Select.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
+		return err
+	}
+	var cols []string
+	if d.CheckView != nil {
+		names, err := d.CheckView(x.Select)
+		if err != nil {
+			return err
+		}
+		cols = names
+	}
+	if len(x.Cols) > 0 {
+		if len(x.Cols) != len(cols) {
+			return errno.New(mysql.ErrViewWrongList, "View's SELECT and view's field list have different column counts")
+		}
+		cols = cols[:0]
+		for _, c := range x.Cols {
+			cols = append(cols, c.O)
+		}
+	}
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		dbName, err := d.dbName(x.ViewName)
+		if err != nil {
+			return err
+		}
+		db := m.Schema().DB(dbName)
+		if db == nil {
+			return errno.NewStd(mysql.ErrBadDB, dbName)
+		}
+		old := m.Schema().Table(dbName, x.ViewName.Name.O)
+		if old != nil && !(x.OrReplace && old.View != "") {
+			return errno.NewStd(mysql.ErrTableExists, x.ViewName.Name.O)
+		}
+		t := &catalog.TableInfo{Name: x.ViewName.Name.O, View: sb.String(), ViewCols: cols}
+		if old != nil {
+			t.ID = old.ID
+		} else {
+			id, err := m.GenID()
+			if err != nil {
+				return err
+			}
+			t.ID = id
+		}
+		return m.PutTable(db, t)
 	})
 }

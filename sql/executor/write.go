@@ -132,9 +132,6 @@ func (w *writer) addRow(row types.Row, h tablecodec.Handle) error {
 	if err := w.ctx.Txn.Set(rk, w.tc.encodeRowValue(nil, row)); err != nil {
 		return err
 	}
-	if !w.ctx.Pessimistic {
-		w.ctx.Txn.SetPresumeKeyNotExists(rk)
-	}
 	for _, idx := range w.idx {
 		if err := w.addIndexEntry(idx, row, h); err != nil {
 			return err
@@ -148,9 +145,6 @@ func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecod
 	k, v := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
 	if err := w.ctx.Txn.Set(k, v); err != nil {
 		return err
-	}
-	if idx.Unique && !w.ctx.Pessimistic && !tablecodec.IndexKeyHasHandle(true, vals) {
-		w.ctx.Txn.SetPresumeKeyNotExists(k)
 	}
 	return nil
 }

@@ -259,7 +259,7 @@ func evalIntDiv(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
 	if y == 0 {
 		return divByZero(ctx)
 	}
-	return types.NewFloat(a.ToFloat() / y).ToIntDatum(), nil
+	return types.NewFloat(math.Trunc(a.ToFloat() / y)).ToIntDatum(), nil
 }
 
 func evalMod(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {

@@ -15,6 +15,7 @@ type colCond struct {
 	vals   []expression.Expr // one value, or the IN list
 	ranges []Range           // op "or": a disjunction of ranges on col
 	exact  bool              // the access path fully enforces it
+	loose  bool              // op "or": ranges are a superset; keep as filter
 }
 
 // columnOf returns the column index if e is a plain column reference.
@@ -81,6 +82,7 @@ func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 	case "or":
 		// A disjunction of ranges on one column: k BETWEEN a AND b OR ...
 		col := -1
+		loose := false
 		var ranges []Range
 		for _, d := range disjuncts(f, nil) {
 			var sub []expression.Expr
@@ -88,16 +90,27 @@ func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 			var r Range
 			for _, s := range sub {
 				cc := analyzeCond(s, cols)
-				if cc == nil || cc.op == "in" || cc.op == "or" || (col >= 0 && cc.col != col) {
+				if cc == nil || cc.op == "in" || cc.op == "or" || cc.loose || (col >= 0 && cc.col != col) {
 					return nil
 				}
 				col = cc.col
 				switch cc.op {
 				case "eq":
+					if r.Low != nil || r.High != nil {
+						loose = true
+					}
 					r.Low, r.High = cc.vals[0], cc.vals[0]
 				case "gt", "ge":
+					if r.Low != nil {
+						loose = true // a second bound: keep the first, recheck all
+						continue
+					}
 					r.Low, r.LowExcl = cc.vals[0], cc.op == "gt"
 				case "lt", "le":
+					if r.High != nil {
+						loose = true
+						continue
+					}
 					r.High, r.HighExcl = cc.vals[0], cc.op == "lt"
 				}
 			}
@@ -109,7 +122,7 @@ func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 		if col < 0 {
 			return nil
 		}
-		return &colCond{cond: c, col: col, op: "or", ranges: ranges}
+		return &colCond{cond: c, col: col, op: "or", ranges: ranges, loose: loose}
 	}
 	return nil
 }
@@ -153,7 +166,7 @@ func (b *builder) chooseAccess(ts *TableScan) {
 		for _, c := range conds {
 			consumed := false
 			for _, cc := range ccs {
-				if cc.cond == c && cc.exact {
+				if cc.cond == c && cc.exact && !cc.loose {
 					consumed = true
 				}
 			}

@@ -28,8 +28,9 @@ type builder struct {
 	// leaves are every table scan of the statement; their access paths are
 	// chosen once all conditions have been pushed and all column references
 	// seen (used).
-	leaves []*leaf
-	used   map[*OutputColumn]bool
+	leaves    []*leaf
+	used      map[*OutputColumn]bool
+	viewDepth int
 }
 
 // Build plans a DML or query statement.

@@ -28,6 +28,9 @@ func (b *builder) dmlTable(tn *ast.TableName) (string, *catalog.TableInfo, error
 	if err != nil {
 		return "", nil, err
 	}
+	if t.View != "" {
+		return "", nil, errno.New(mysql.ErrNonUpdatableTable, "The target table %s of the DML is not updatable", t.Name)
+	}
 	if IsMemTable(t) {
 		return "", nil, errno.New(mysql.ErrTableaccessDenied, "access denied to information_schema table '%s'", t.Name)
 	}

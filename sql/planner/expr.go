@@ -427,7 +427,7 @@ func (b *builder) aggRef(s *scope, x *ast.AggregateFuncExpr) (expression.Expr, e
 	switch name {
 	case "count":
 		desc.Ft = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
-		if len(desc.Args) == 1 {
+		if len(desc.Args) == 1 && !desc.Distinct {
 			if c, ok := desc.Args[0].(*expression.Constant); ok && !c.Value.IsNull() {
 				desc.Args = nil // COUNT(1), COUNT(*)
 			}

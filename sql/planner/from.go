@@ -3,8 +3,10 @@ package planner
 import (
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/types"
@@ -141,6 +143,12 @@ func (b *builder) buildFrom(s *scope, n ast.ResultSetNode, offset int, pushable 
 			db, t, err := b.resolveTable(src)
 			if err != nil {
 				return nil, nil, err
+			}
+			if t.View != "" {
+				if alias == "" {
+					alias = t.Name
+				}
+				return b.buildView(s, db, t, alias)
 			}
 			ts := newTableScan(db, t, alias)
 			l := &leaf{scan: ts, offset: offset, width: len(ts.cols), pushable: pushable}
@@ -312,4 +320,55 @@ func pushIntoJoin(p Plan, conds []expression.Expr) []expression.Expr {
 		j.Other = andAll(append(all, here...))
 	}
 	return rest
+}
+
+// buildView expands a view into a derived table.
+func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias string) (Plan, []*leaf, error) {
+	if b.viewDepth > 16 {
+		return nil, nil, errNotSupported("views nested this deep")
+	}
+	stmts, _, err := parser.New().ParseSQL(t.View)
+	if err != nil || len(stmts) != 1 {
+		return nil, nil, errno.New(mysql.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s)", db, t.Name)
+	}
+	saved := b.ctx
+	b.ctx = &Context{Schema: saved.Schema, CurrentDB: db}
+	b.viewDepth++
+	child := &scope{parent: s.parent}
+	p, err := b.buildResultSet(child, stmts[0].(ast.ResultSetNode))
+	b.viewDepth--
+	b.ctx = saved
+	if err != nil {
+		return nil, nil, err
+	}
+	var cols []*OutputColumn
+	var exprs []expression.Expr
+	for i, c := range p.Columns() {
+		if c.Hidden {
+			continue
+		}
+		nc := *c
+		nc.Table, nc.DB, nc.OrgTable = alias, db, t.Name
+		if len(t.ViewCols) > len(cols) {
+			nc.Name, nc.OrgName = t.ViewCols[len(cols)], t.ViewCols[len(cols)]
+		}
+		cols = append(cols, &nc)
+		exprs = append(exprs, &expression.Column{Index: i, Ft: c.Ft})
+	}
+	return &Projection{baseSchema: baseSchema{cols: cols}, Child: p, Exprs: exprs}, nil, nil
+}
+
+// ViewColumns plans a view's SELECT and returns its column names.
+func ViewColumns(ctx *Context, sel ast.StmtNode) ([]string, error) {
+	st, err := Build(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range st.Root.Columns() {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return names, nil
 }
