@@ -3,6 +3,7 @@
 // sqllogictest corpus. Each test starts its own server on a free loopback
 // port with a temporary data directory and stops it at the end.
 //
+// SHOAL_BIN=path uses a prebuilt shoal binary instead of building one.
 // SHOAL_TEST_TARGET=mariadb runs the same tests against a private MariaDB
 // instead, which proves the harnesses themselves.
 package acceptance
@@ -32,7 +33,10 @@ func TestMain(m *testing.M) {
 	}
 	mysql.SetLogger(log.New(io.Discard, "", 0)) // the driver logs every killed connection
 	code := func() int {
-		if target == "shoal" {
+		if target == "shoal" && os.Getenv("SHOAL_BIN") != "" {
+			shoalBin = os.Getenv("SHOAL_BIN")
+			fmt.Fprintf(os.Stderr, "acceptance: using SHOAL_BIN=%s\n", shoalBin)
+		} else if target == "shoal" {
 			dir, err := os.MkdirTemp("", "shoal-acceptance-bin-")
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)

@@ -80,7 +80,7 @@ func TestSQLLogic(t *testing.T) {
 	var run, passed int
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		res, err := r.RunFile(ctx, f)
 		cancel()
 		if err != nil {

@@ -130,6 +130,7 @@ func (r *Runner) RunRecords(ctx context.Context, name string, recs []*Record) (*
 		if conn != nil {
 			conn.Raw(func(any) error { return driver.ErrBadConn }) // discard a possibly broken conn
 			conn.Close()
+			conn = nil
 		}
 		c, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -144,7 +145,11 @@ func (r *Runner) RunRecords(ctx context.Context, name string, recs []*Record) (*
 	if err := connect(); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	defer func() { conn.Close() }()
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
 
 	threshold := 0
 	fail := func(rec *Record, expected, actual string) {
