@@ -11,6 +11,11 @@ import (
 func (r *tableReader) indexRanges() ([]keyRange, error) {
 	t, idx := r.ts.Table, r.ts.Index
 	prefix := tablecodec.IndexPrefix(t.ID, idx.ID)
+	if r.clustered() {
+		// A clustered primary key has no index entries: its values are the
+		// record keys themselves.
+		prefix = tablecodec.RecordPrefix(t.ID)
+	}
 	var out []keyRange
 next:
 	for _, rg := range r.ts.Ranges {
@@ -184,4 +189,9 @@ func fixKind(d types.Datum, ft *types.FieldType) types.Datum {
 		return types.NewUint(uint64(d.Int()))
 	}
 	return d
+}
+
+// clustered reports whether the scan's index is the clustered primary key.
+func (r *tableReader) clustered() bool {
+	return r.ts.Index != nil && r.ts.Index.Primary && r.ts.Table.CommonHandle
 }

@@ -106,7 +106,7 @@ func (r *tableReader) next() (types.Row, error) {
 	if r.done {
 		return nil, nil
 	}
-	if r.ts.Kind == planner.AccessIndexRange {
+	if r.ts.Kind == planner.AccessIndexRange && !r.clustered() {
 		return r.nextIndex()
 	}
 	for {

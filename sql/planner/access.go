@@ -16,6 +16,9 @@ type colCond struct {
 	ranges []Range           // op "or": a disjunction of ranges on col
 	exact  bool              // the access path fully enforces it
 	loose  bool              // op "or": ranges are a superset; keep as filter
+	// op "tuples": (a, b) IN ((x, y), ...): each tuple maps columns to values.
+	tupleCols []int
+	tuples    [][]expression.Expr
 }
 
 // columnOf returns the column index if e is a plain column reference.
@@ -80,6 +83,10 @@ func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 		}
 		return &colCond{cond: c, col: col, op: "in", vals: f.Args[1:]}
 	case "or":
+		if tc := analyzeTuples(f, cols); tc != nil {
+			tc.cond = c
+			return tc
+		}
 		// A disjunction of ranges on one column: k BETWEEN a AND b OR ...
 		col := -1
 		loose := false
@@ -178,6 +185,46 @@ func (b *builder) chooseAccess(ts *TableScan) {
 	}
 	defer done()
 
+	// 0. (a, b) IN ((x, y), ...) over a key's leading columns.
+	for _, cc := range ccs {
+		if cc.op != "tuples" {
+			continue
+		}
+		for _, idx := range t.Indices {
+			offs := make([]int, len(idx.Columns))
+			for i, ic := range idx.Columns {
+				if ic.Length > 0 {
+					offs = nil
+					break
+				}
+				offs[i] = ic.Offset
+			}
+			if offs == nil {
+				continue
+			}
+			tuples, n := tuplesOn(offs, cc)
+			if tuples == nil {
+				continue
+			}
+			cc.exact = true
+			if n == len(offs) && (idx.Unique || idx.Primary) {
+				ts.Kind, ts.Points = AccessPoint, tuples
+				if !(idx.Primary && (t.PKIsHandle || t.CommonHandle)) {
+					ts.Index = idx
+				}
+				return
+			}
+			if idx.Primary && t.PKIsHandle {
+				continue
+			}
+			ts.Kind, ts.Index = AccessIndexRange, idx
+			for _, tu := range tuples {
+				ts.Ranges = append(ts.Ranges, Range{Eq: tu})
+			}
+			ts.Cover = b.covered(ts, idx)
+			return
+		}
+	}
 	// 1. Points on the handle.
 	if t.PKIsHandle {
 		h := t.HandleColumn().Offset
@@ -397,4 +444,74 @@ func disjuncts(e expression.Expr, out []expression.Expr) []expression.Expr {
 		return out
 	}
 	return append(out, e)
+}
+
+// analyzeTuples recognizes an OR of conjunctions of column = constant over
+// the same set of columns (what (a, b) IN ((x, y), ...) expands to).
+func analyzeTuples(f *expression.ScalarFunc, cols []*OutputColumn) *colCond {
+	var tcols []int
+	var tuples [][]expression.Expr
+	for _, d := range disjuncts(f, nil) {
+		parts := conjuncts(d, nil)
+		if len(parts) < 2 {
+			return nil
+		}
+		vals := map[int]expression.Expr{}
+		for _, p := range parts {
+			cc := analyzeCond(p, cols)
+			if cc == nil || cc.op != "eq" {
+				return nil
+			}
+			if _, dup := vals[cc.col]; dup {
+				return nil
+			}
+			vals[cc.col] = cc.vals[0]
+		}
+		if tcols == nil {
+			for c := range vals {
+				tcols = append(tcols, c)
+			}
+		}
+		if len(vals) != len(tcols) {
+			return nil
+		}
+		tuple := make([]expression.Expr, len(tcols))
+		for i, c := range tcols {
+			v, ok := vals[c]
+			if !ok {
+				return nil
+			}
+			tuple[i] = v
+		}
+		tuples = append(tuples, tuple)
+	}
+	return &colCond{col: -1, op: "tuples", tupleCols: tcols, tuples: tuples}
+}
+
+// tuplesOn returns, for an index, the per-tuple values of its leading
+// columns that a tuples condition fixes (n of them), or nil.
+func tuplesOn(idx []int, cc *colCond) ([][]expression.Expr, int) {
+	pos := map[int]int{}
+	for i, c := range cc.tupleCols {
+		pos[c] = i
+	}
+	n := 0
+	for _, c := range idx {
+		if _, ok := pos[c]; !ok {
+			break
+		}
+		n++
+	}
+	if n == 0 || n != len(cc.tupleCols) {
+		return nil, 0
+	}
+	out := make([][]expression.Expr, len(cc.tuples))
+	for i, t := range cc.tuples {
+		vals := make([]expression.Expr, n)
+		for j := 0; j < n; j++ {
+			vals[j] = t[pos[idx[j]]]
+		}
+		out[i] = vals
+	}
+	return out, n
 }

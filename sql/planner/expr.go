@@ -113,6 +113,9 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 	case *ast.ColumnNameExpr:
 		return b.columnRef(s, x.Name)
 	case *ast.BinaryOperationExpr:
+		if lr, ok := x.L.(*ast.RowExpr); ok {
+			return b.rowCompare(s, x, lr)
+		}
 		l, err := b.expr(s, x.L)
 		if err != nil {
 			return nil, err
@@ -188,6 +191,9 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 		}
 		return expression.NewFunction("not", f)
 	case *ast.PatternInExpr:
+		if row, ok := x.Expr.(*ast.RowExpr); ok && x.Sel == nil {
+			return b.rowIn(s, x, row)
+		}
 		v, err := b.expr(s, x.Expr)
 		if err != nil {
 			return nil, err
@@ -504,4 +510,91 @@ func visibleCount(cols []*OutputColumn) int {
 		}
 	}
 	return n
+}
+
+func (b *builder) rowValues(s *scope, n ast.ExprNode, width int) ([]expression.Expr, error) {
+	row, ok := n.(*ast.RowExpr)
+	if !ok || len(row.Values) != width {
+		return nil, errno.New(mysql.ErrOperandColumns, "Operand should contain %d column(s)", width)
+	}
+	out := make([]expression.Expr, len(row.Values))
+	for i, v := range row.Values {
+		e, err := b.expr(s, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// rowCompare expands (a, b) = (x, y) into a = x AND b = y (and != into its
+// negation, <=> likewise).
+func (b *builder) rowCompare(s *scope, x *ast.BinaryOperationExpr, l *ast.RowExpr) (expression.Expr, error) {
+	name, ok := binaryOps[x.Op]
+	if !ok || (name != "eq" && name != "ne" && name != "nulleq") {
+		return nil, errNotSupported("row comparison " + x.Op.String())
+	}
+	ls, err := b.rowValues(s, l, len(l.Values))
+	if err != nil {
+		return nil, err
+	}
+	rs, err := b.rowValues(s, x.R, len(l.Values))
+	if err != nil {
+		return nil, err
+	}
+	op := name
+	if op == "ne" {
+		op = "eq"
+	}
+	parts := make([]expression.Expr, len(ls))
+	for i := range ls {
+		if parts[i], err = expression.NewFunction(op, ls[i], rs[i]); err != nil {
+			return nil, err
+		}
+	}
+	e := parts[0]
+	if len(parts) > 1 {
+		e, _ = expression.NewFunction("and", parts...)
+	}
+	if name == "ne" {
+		return expression.NewFunction("not", e)
+	}
+	return e, nil
+}
+
+// rowIn expands (a, b) IN ((x, y), ...) into an OR of ANDs of equalities,
+// which has IN's NULL semantics and which access-path selection turns into
+// point lookups or index ranges.
+func (b *builder) rowIn(s *scope, x *ast.PatternInExpr, row *ast.RowExpr) (expression.Expr, error) {
+	ls, err := b.rowValues(s, row, len(row.Values))
+	if err != nil {
+		return nil, err
+	}
+	var ors []expression.Expr
+	for _, item := range x.List {
+		rs, err := b.rowValues(s, item, len(ls))
+		if err != nil {
+			return nil, err
+		}
+		parts := make([]expression.Expr, len(ls))
+		for i := range ls {
+			if parts[i], err = expression.NewFunction("eq", ls[i], rs[i]); err != nil {
+				return nil, err
+			}
+		}
+		e := parts[0]
+		if len(parts) > 1 {
+			e, _ = expression.NewFunction("and", parts...)
+		}
+		ors = append(ors, e)
+	}
+	e := ors[0]
+	if len(ors) > 1 {
+		e, _ = expression.NewFunction("or", ors...)
+	}
+	if x.Not {
+		return expression.NewFunction("not", e)
+	}
+	return e, nil
 }
