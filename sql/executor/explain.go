@@ -57,6 +57,9 @@ func (e *explainExec) walk(p planner.Plan, depth int) {
 			if x.Cover {
 				op = "IndexReader"
 			}
+			if x.Index.Primary && x.Table.CommonHandle {
+				op = "TableRangeScan"
+			}
 			obj += ", index:" + x.Index.Name
 		}
 		info := ""
