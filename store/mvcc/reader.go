@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"sync"
@@ -16,6 +17,9 @@ type reader struct {
 	wIt  engine.Iterator
 	kbuf []byte
 	pbuf []byte
+	// noLocks: the snapshot holds no lock the reader's caller cares about
+	// (see lockCounts), so loadLock need not look.
+	noLocks bool
 }
 
 var readerPool = sync.Pool{New: func() any { return new(reader) }}
@@ -33,6 +37,7 @@ func (r *reader) close() {
 	}
 	r.snap.Close()
 	r.snap = nil
+	r.noLocks = false
 	if cap(r.kbuf) <= 4096 && cap(r.pbuf) <= 4096 {
 		readerPool.Put(r)
 	}
@@ -47,6 +52,9 @@ func (r *reader) writeIter() engine.Iterator {
 
 // loadLock returns the lock on key, if any.
 func (r *reader) loadLock(key []byte) (Lock, bool, error) {
+	if r.noLocks {
+		return Lock{}, false, nil
+	}
 	r.kbuf = lockKey(r.kbuf, key)
 	v, err := r.snap.Get(r.kbuf)
 	if errors.Is(err, engine.ErrNotFound) {
@@ -215,43 +223,80 @@ func (r *reader) checkWrites(key, primary []byte, startTS, forUpdateTS, checkTS 
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
-// scan reads [start, end) at ts. It stops at the first blocking lock.
+// seekAfter is how many versions of one key a scan steps over with Next
+// (or Prev) before it seeks past them instead.
+const seekAfter = 8
+
+// scanOut accumulates a scan's pairs, copying keys and values into shared
+// chunks instead of one allocation each.
+type scanOut struct {
+	pairs []kvrpc.KvPair
+	chunk []byte
+}
+
+const scanChunk = 8 << 10
+
+func (o *scanOut) copy(b []byte) []byte {
+	if o.chunk == nil || len(b) > cap(o.chunk)-len(o.chunk) {
+		o.chunk = make([]byte, 0, max(scanChunk, len(b)))
+	}
+	n := len(o.chunk)
+	o.chunk = append(o.chunk, b...)
+	return o.chunk[n:len(o.chunk):len(o.chunk)]
+}
+
+// scan reads [start, end) at ts. It stops at the first blocking lock. It
+// walks the write records with one iterator, stepping between versions
+// and keys with Next and seeking only past keys with many versions.
 func (r *reader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly bool) ([]kvrpc.KvPair, *kvrpc.LockInfo, error) {
-	lLower := lockKey(nil, start)
-	lUpper := []byte{PrefixLock + 1}
 	wLower := versionPrefix(nil, PrefixWrite, start)
 	wUpper := []byte{PrefixWrite + 1}
 	if end != nil {
-		lUpper = lockKey(nil, end)
 		wUpper = versionPrefix(nil, PrefixWrite, end)
 	}
-	lIt := r.snap.NewIterator(lLower, lUpper)
-	defer lIt.Close()
-	// A dedicated write iterator for stepping between user keys; value
-	// lookups use the reader's shared one.
 	wIt := r.snap.NewIterator(wLower, wUpper)
 	defer wIt.Close()
-
-	var lOK, wOK bool
-	if reverse {
-		lOK, wOK = lIt.Last(), wIt.Last()
-	} else {
-		lOK, wOK = lIt.First(), wIt.First()
+	var lIt engine.Iterator
+	lOK := false
+	if !r.noLocks {
+		lLower := lockKey(nil, start)
+		lUpper := []byte{PrefixLock + 1}
+		if end != nil {
+			lUpper = lockKey(nil, end)
+		}
+		lIt = r.snap.NewIterator(lLower, lUpper)
+		defer lIt.Close()
+		if reverse {
+			lOK = lIt.Last()
+		} else {
+			lOK = lIt.First()
+		}
 	}
-	var pairs []kvrpc.KvPair
-	var wKey []byte
-	var vp []byte
-	for limit <= 0 || len(pairs) < limit {
+	var wOK bool
+	if reverse {
+		wOK = wIt.Last()
+	} else {
+		wOK = wIt.First()
+	}
+	var out scanOut
+	if limit > 0 {
+		out.pairs = make([]kvrpc.KvPair, 0, min(limit, 256))
+	}
+	var wKey, wEnc []byte
+	for limit <= 0 || len(out.pairs) < limit {
 		if !lOK && !wOK {
 			break
 		}
-		wKey = wKey[:0]
 		if wOK {
-			encPart, _, err := splitVersioned(wIt.Key())
-			if err != nil {
-				return nil, nil, err
+			// The write cursor is on the first record of a user key:
+			// its newest version going forward, its oldest in reverse.
+			k := wIt.Key()
+			if len(k) < 1+encGroupSize+1+8 {
+				return nil, nil, errCorrupt
 			}
-			if wKey, _, err = decodeKey(wKey, encPart[1:]); err != nil {
+			wEnc = append(wEnc[:0], k[:len(k)-8]...)
+			var err error
+			if wKey, _, err = decodeKey(wKey[:0], wEnc[1:]); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -282,7 +327,7 @@ func (r *reader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly 
 				return nil, nil, err
 			}
 			if blocksRead(&l, ts) {
-				return pairs, l.info(k), nil
+				return out.pairs, l.info(k), nil
 			}
 			if reverse {
 				lOK = lIt.Prev()
@@ -291,26 +336,160 @@ func (r *reader) scan(start, end []byte, ts uint64, limit int, reverse, keyOnly 
 			}
 		}
 		if isW {
-			v, ok, err := r.getValue(wKey, ts)
+			var err error
+			if reverse {
+				wOK, err = r.scanKeyReverse(wIt, wEnc, wKey, ts, keyOnly, &out)
+			} else {
+				wOK, err = r.scanKeyForward(wIt, wEnc, wKey, ts, keyOnly, &out)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
-			if ok {
-				if keyOnly {
-					v = nil
-				}
-				pairs = append(pairs, kvrpc.KvPair{Key: clone(wKey), Value: v})
-			}
-			vp = versionPrefix(vp, PrefixWrite, wKey)
-			if reverse {
-				wOK = wIt.SeekLT(vp)
-			} else {
-				wOK = wIt.SeekGE(prefixEnd(vp))
-			}
 		}
 	}
-	if err := lIt.Error(); err != nil {
-		return nil, nil, err
+	if lIt != nil {
+		if err := lIt.Error(); err != nil {
+			return nil, nil, err
+		}
 	}
-	return pairs, nil, wIt.Error()
+	return out.pairs, nil, wIt.Error()
+}
+
+// versionTS returns the ts of a versioned key.
+func versionTS(k []byte) uint64 {
+	return ^binary.BigEndian.Uint64(k[len(k)-8:])
+}
+
+// emit appends key's value from write record w (a Put) to out.
+func (r *reader) emit(key []byte, w *Write, keyOnly bool, out *scanOut) error {
+	p := kvrpc.KvPair{Key: out.copy(key)}
+	if !keyOnly {
+		if w.HasShortValue {
+			p.Value = out.copy(w.ShortValue)
+		} else {
+			v, _, err := r.loadValue(key, w)
+			if err != nil {
+				return err
+			}
+			p.Value = v
+		}
+	}
+	out.pairs = append(out.pairs, p)
+	return nil
+}
+
+// scanKeyForward emits key's value at ts from it, positioned on the key's
+// newest version (enc is the key's version prefix), and leaves it on the
+// next key's first record. It returns the iterator's validity.
+func (r *reader) scanKeyForward(it engine.Iterator, enc, key []byte, ts uint64, keyOnly bool, out *scanOut) (bool, error) {
+	ok, steps := true, 0
+	// Versions committed after ts.
+	for versionTS(it.Key()) > ts {
+		if steps++; steps > seekAfter {
+			r.kbuf = binary.BigEndian.AppendUint64(append(r.kbuf[:0], enc...), ^ts)
+			ok = it.SeekGE(r.kbuf)
+		} else {
+			ok = it.Next()
+		}
+		if !ok || !bytes.HasPrefix(it.Key(), enc) {
+			return ok, nil
+		}
+	}
+	// The newest Put or Delete at or below ts decides.
+	for done := false; !done; {
+		w, err := parseWrite(it.Value())
+		if err != nil {
+			return false, err
+		}
+		switch w.Type {
+		case WritePut:
+			if err := r.emit(key, &w, keyOnly, out); err != nil {
+				return false, err
+			}
+			done = true
+		case WriteDelete:
+			done = true
+		}
+		if ok = it.Next(); !ok || !bytes.HasPrefix(it.Key(), enc) {
+			return ok, nil
+		}
+	}
+	// Older versions.
+	for steps = 0; ; {
+		if steps++; steps > seekAfter {
+			return it.SeekGE(prefixEnd(enc)), nil
+		}
+		if ok = it.Next(); !ok || !bytes.HasPrefix(it.Key(), enc) {
+			return ok, nil
+		}
+	}
+}
+
+// scanKeyReverse emits key's value at ts from it, positioned on the key's
+// oldest version, and leaves it on the previous key's oldest record. It
+// walks the versions upwards, remembering the newest Put or Delete at or
+// below ts; a key with many versions is read with a seek instead.
+func (r *reader) scanKeyReverse(it engine.Iterator, enc, key []byte, ts uint64, keyOnly bool, out *scanOut) (bool, error) {
+	var cand Write
+	have, ok := false, true
+	for steps := 0; ; steps++ {
+		if steps == seekAfter {
+			return r.scanKeyReverseSeek(it, enc, key, ts, keyOnly, out)
+		}
+		if versionTS(it.Key()) > ts {
+			// Step past the remaining, newer versions.
+			for n := 0; ok && bytes.HasPrefix(it.Key(), enc); n++ {
+				if n == seekAfter {
+					ok = it.SeekLT(enc)
+					break
+				}
+				ok = it.Prev()
+			}
+			break
+		}
+		w, err := parseWrite(it.Value())
+		if err != nil {
+			return false, err
+		}
+		if w.Type == WritePut || w.Type == WriteDelete {
+			// Keep the short value: the iterator moves on.
+			r.pbuf = append(r.pbuf[:0], w.ShortValue...)
+			w.ShortValue = r.pbuf
+			cand, have = w, true
+		}
+		if ok = it.Prev(); !ok || !bytes.HasPrefix(it.Key(), enc) {
+			break
+		}
+	}
+	if have && cand.Type == WritePut {
+		if err := r.emit(key, &cand, keyOnly, out); err != nil {
+			return false, err
+		}
+	}
+	return ok, nil
+}
+
+// scanKeyReverseSeek is scanKeyReverse for a key with many versions: seek
+// to its newest version at ts, then before its first version.
+func (r *reader) scanKeyReverseSeek(it engine.Iterator, enc, key []byte, ts uint64, keyOnly bool, out *scanOut) (bool, error) {
+	r.kbuf = binary.BigEndian.AppendUint64(append(r.kbuf[:0], enc...), ^ts)
+	for ok := it.SeekGE(r.kbuf); ok && bytes.HasPrefix(it.Key(), enc); ok = it.Next() {
+		w, err := parseWrite(it.Value())
+		if err != nil {
+			return false, err
+		}
+		if w.Type == WritePut {
+			if err := r.emit(key, &w, keyOnly, out); err != nil {
+				return false, err
+			}
+			break
+		}
+		if w.Type == WriteDelete {
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		return false, err
+	}
+	return it.SeekLT(enc), nil
 }

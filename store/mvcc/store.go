@@ -25,20 +25,25 @@ type Store struct {
 	cm      *concurrencyManager
 	waiters *lockWaiters
 	sync    bool
+	locks   lockCounts
 }
 
-// New returns a Store over eng.
+// New returns a Store over eng. It counts the lock records already in the
+// engine (see lockCounts); the store must be the engine's only writer of
+// the lock keyspace from then on.
 func New(eng engine.Engine, o Options) *Store {
 	if o.LatchSlots <= 0 {
 		o.LatchSlots = 2048
 	}
-	return &Store{
+	s := &Store{
 		eng:     eng,
 		latches: newLatches(o.LatchSlots),
 		cm:      newConcurrencyManager(),
 		waiters: newLockWaiters(),
 		sync:    !o.NoSync,
 	}
+	s.locks.init(eng)
+	return s
 }
 
 // Engine returns the engine the store runs on.
@@ -66,7 +71,7 @@ func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetRespons
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckKey(req.Key, req.Version)
 	}
-	r := newReader(s.eng)
+	r := s.newReadReader()
 	defer r.close()
 	l, ok, err := r.loadLock(req.Key)
 	if err != nil {
@@ -89,7 +94,7 @@ func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.
 			s.cm.readCheckKey(k, req.Version)
 		}
 	}
-	r := newReader(s.eng)
+	r := s.newReadReader()
 	defer r.close()
 	var locks []*kvrpc.LockInfo
 	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
@@ -122,7 +127,7 @@ func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResp
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckRange(req.StartKey, req.EndKey, req.Version)
 	}
-	r := newReader(s.eng)
+	r := s.newReadReader()
 	defer r.close()
 	pairs, lock, err := r.scan(req.StartKey, req.EndKey, req.Version, req.Limit, req.Reverse, req.KeyOnly)
 	if err != nil {
@@ -134,18 +139,37 @@ func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResp
 	return kvrpc.ScanResponse{Pairs: pairs}, nil
 }
 
+// newReadReader returns a reader for a read command. Called after the
+// concurrency-manager check: it reads the blocking-lock count before it
+// takes the snapshot (see lockCounts for why that order matters).
+func (s *Store) newReadReader() *reader {
+	noBlocking := s.locks.blocking.Load() == 0
+	r := newReader(s.eng)
+	r.noLocks = noBlocking
+	return r
+}
+
 // ---- writes ----
 
 // writer accumulates one command's batch.
 type writer struct {
+	s    *Store
 	r    *reader
 	b    engine.Batch
 	kbuf []byte
 	vbuf []byte
+	lops []lockOp
 }
 
+// newWriter must be called with the command's latches held.
 func (s *Store) newWriter() *writer {
-	return &writer{r: newReader(s.eng), b: s.eng.NewBatch()}
+	// Any lock on a latched key was written and counted by an earlier
+	// latch holder, and is uncounted only after its deletion was applied,
+	// so a zero count now means the snapshot holds no lock on our keys.
+	noLocks := s.locks.all.Load() == 0
+	w := &writer{s: s, r: newReader(s.eng), b: s.eng.NewBatch()}
+	w.r.noLocks = noLocks
+	return w
 }
 
 func (w *writer) close() {
@@ -153,15 +177,36 @@ func (w *writer) close() {
 	w.r.close()
 }
 
-func (w *writer) putLock(key []byte, l *Lock) {
+// commit applies the batch, keeping the lock counts conservative: new
+// lock records are counted before they can become visible, removed ones
+// only after their deletion is applied (and never if the commit failed).
+func (w *writer) commit(sync bool) error {
+	if len(w.lops) == 0 {
+		return w.b.Commit(sync)
+	}
+	d := netLockDelta(w.lops)
+	w.s.locks.add(d.incAll, d.incBlocking)
+	if err := w.b.Commit(sync); err != nil {
+		return err
+	}
+	w.s.locks.add(-d.decAll, -d.decBlocking)
+	return nil
+}
+
+// putLock writes lock l on key; old is the lock the writer's snapshot
+// holds there (nil if none).
+func (w *writer) putLock(key []byte, old, l *Lock) {
 	w.kbuf = lockKey(w.kbuf, key)
 	w.vbuf = l.appendTo(w.vbuf[:0])
 	w.b.Set(w.kbuf, w.vbuf)
+	w.lops = append(w.lops, lockOp{key: key, before: classOf(old), after: classOf(l)})
 }
 
-func (w *writer) delLock(key []byte) {
+// delLock deletes the lock old (as read from the snapshot) on key.
+func (w *writer) delLock(key []byte, old *Lock) {
 	w.kbuf = lockKey(w.kbuf, key)
 	w.b.Delete(w.kbuf)
+	w.lops = append(w.lops, lockOp{key: key, before: classOf(old), after: lockNone})
 }
 
 func (w *writer) putDefault(key []byte, startTS uint64, v []byte) {
@@ -226,7 +271,7 @@ func (w *writer) rollbackKey(key []byte, startTS uint64) error {
 		if l.Type == kvrpc.OpPut && !l.HasShortValue {
 			w.delDefault(key, startTS)
 		}
-		w.delLock(key)
+		w.delLock(key, &l)
 		return w.putRollback(key, startTS)
 	}
 	st, cts, err := w.r.findTxn(key, startTS)
@@ -271,7 +316,7 @@ func (w *writer) commitKey(key []byte, startTS, commitTS uint64) error {
 	if err := w.putWrite(key, commitTS, rec); err != nil {
 		return err
 	}
-	w.delLock(key)
+	w.delLock(key, &l)
 	return nil
 }
 
@@ -301,6 +346,7 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 	type prepared struct {
 		m           *kvrpc.Mutation
 		pessimistic bool // converts this txn's pessimistic lock
+		old         Lock // that pessimistic lock
 	}
 	preps := make([]prepared, 0, len(req.Mutations))
 	var locks []*kvrpc.LockInfo
@@ -351,7 +397,7 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 				return kvrpc.PrewriteResponse{}, &kvrpc.KeyExistsError{Key: clone(m.Key)}
 			}
 		}
-		preps = append(preps, prepared{m: m, pessimistic: hadPessimistic})
+		preps = append(preps, prepared{m: m, pessimistic: hadPessimistic, old: l})
 	}
 	if len(locks) > 0 {
 		return kvrpc.PrewriteResponse{}, &kvrpc.KeyIsLockedError{Locks: locks}
@@ -383,9 +429,13 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 			default:
 				return kvrpc.PrewriteResponse{}, errors.New("mvcc: bad mutation op " + m.Op.String())
 			}
-			w.putLock(m.Key, &lk)
+			var old *Lock
+			if p.pessimistic {
+				old = &p.old
+			}
+			w.putLock(m.Key, old, &lk)
 		}
-		if err := w.b.Commit(s.sync); err != nil {
+		if err := w.commit(s.sync); err != nil {
 			return kvrpc.PrewriteResponse{}, err
 		}
 		return kvrpc.PrewriteResponse{}, nil
@@ -422,7 +472,7 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 			rec.Type = WriteLock
 		case kvrpc.OpCheckNotExists:
 			if p.pessimistic {
-				w.delLock(m.Key)
+				w.delLock(m.Key, &p.old)
 				released = append(released, m.Key)
 			}
 			continue
@@ -433,11 +483,11 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 			return kvrpc.PrewriteResponse{}, err
 		}
 		if p.pessimistic {
-			w.delLock(m.Key)
+			w.delLock(m.Key, &p.old)
 			released = append(released, m.Key)
 		}
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.PrewriteResponse{}, err
 	}
 	s.waiters.wake(released)
@@ -460,7 +510,7 @@ func (s *Store) Commit(ctx context.Context, req kvrpc.CommitRequest) (kvrpc.Comm
 			return kvrpc.CommitResponse{}, err
 		}
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CommitResponse{}, err
 	}
 	s.waiters.wake(req.Keys)
@@ -490,7 +540,7 @@ func (s *Store) Cleanup(ctx context.Context, req kvrpc.CleanupRequest) (kvrpc.Cl
 		}
 		return kvrpc.CleanupResponse{}, err
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CleanupResponse{}, err
 	}
 	s.waiters.wake(keys)
@@ -510,7 +560,7 @@ func (s *Store) BatchRollback(ctx context.Context, req kvrpc.BatchRollbackReques
 			return kvrpc.BatchRollbackResponse{}, err
 		}
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.BatchRollbackResponse{}, err
 	}
 	s.waiters.wake(req.Keys)
@@ -558,7 +608,7 @@ func (s *Store) CheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusRequ
 		}
 		resp.Action = kvrpc.LockNotExistRollback
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CheckTxnStatusResponse{}, err
 	}
 	s.waiters.wake(keys)
@@ -600,7 +650,7 @@ func (s *Store) ResolveLock(ctx context.Context, req kvrpc.ResolveLockRequest) (
 			return kvrpc.ResolveLockResponse{}, err
 		}
 	}
-	if err := w.b.Commit(s.sync); err != nil {
+	if err := w.commit(s.sync); err != nil {
 		return kvrpc.ResolveLockResponse{}, err
 	}
 	s.waiters.wake(keys)
@@ -724,9 +774,10 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 			// Our own lock: already held since an earlier for_update_ts, so
 			// nothing newer can have committed.
 			if l.Type == kvrpc.OpPessimisticLock && (req.ForUpdateTS > l.ForUpdateTS || req.LockTTL > l.TTL) {
+				old := l
 				l.ForUpdateTS = max(l.ForUpdateTS, req.ForUpdateTS)
 				l.TTL = max(l.TTL, req.LockTTL)
-				w.putLock(pk.Key, &l)
+				w.putLock(pk.Key, &old, &l)
 			}
 		} else {
 			if err := w.r.checkWrites(pk.Key, req.PrimaryLock, req.StartTS, req.ForUpdateTS, req.ForUpdateTS); err != nil {
@@ -746,7 +797,7 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 			}
 			lk := Lock{Type: kvrpc.OpPessimisticLock, Primary: req.PrimaryLock, StartTS: req.StartTS,
 				TTL: req.LockTTL, ForUpdateTS: req.ForUpdateTS}
-			w.putLock(pk.Key, &lk)
+			w.putLock(pk.Key, nil, &lk)
 		}
 		if req.ReturnValues {
 			v, _, err := w.r.getValue(pk.Key, math.MaxUint64)
@@ -758,7 +809,7 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 	}
 	// Pessimistic locks need no fsync: losing them in a crash only aborts
 	// their (dead) transaction, whose prewrite then finds them missing.
-	if err := w.b.Commit(false); err != nil {
+	if err := w.commit(false); err != nil {
 		return kvrpc.PessimisticLockResponse{}, nil, nil, err
 	}
 	return resp, nil, nil, nil
@@ -779,10 +830,10 @@ func (s *Store) PessimisticRollback(ctx context.Context, req kvrpc.PessimisticRo
 		}
 		if ok && l.StartTS == req.StartTS && l.Type == kvrpc.OpPessimisticLock &&
 			(req.ForUpdateTS == 0 || l.ForUpdateTS <= req.ForUpdateTS) {
-			w.delLock(k)
+			w.delLock(k, &l)
 		}
 	}
-	if err := w.b.Commit(false); err != nil {
+	if err := w.commit(false); err != nil {
 		return kvrpc.PessimisticRollbackResponse{}, err
 	}
 	s.waiters.wake(req.Keys)
@@ -805,9 +856,10 @@ func (s *Store) TxnHeartBeat(ctx context.Context, req kvrpc.TxnHeartBeatRequest)
 		return kvrpc.TxnHeartBeatResponse{}, &kvrpc.TxnLockNotFoundError{Key: clone(req.PrimaryLock), StartTS: req.StartTS}
 	}
 	if req.AdviseLockTTL > l.TTL {
+		old := l
 		l.TTL = req.AdviseLockTTL
-		w.putLock(req.PrimaryLock, &l)
-		if err := w.b.Commit(false); err != nil {
+		w.putLock(req.PrimaryLock, &old, &l)
+		if err := w.commit(false); err != nil {
 			return kvrpc.TxnHeartBeatResponse{}, err
 		}
 	}
