@@ -8,6 +8,7 @@
 # Usage: scripts/bench-sysbench.sh
 # Env:   TABLES=4 TABLE_SIZE=100000 THREADS=16 TIME=20
 #        WORKLOADS="oltp_point_select oltp_read_only ..."  TARGETS="shoal mariadb"
+#        SHOAL_BIN=path (prebuilt binary instead of building the tree)
 #        MARIADB_BUFFER_POOL=1G  KEEP=1 (keep the temp dir)  OUT=file.md (also write the table there)
 set -uo pipefail
 
@@ -82,8 +83,12 @@ start_mariadb() {
 }
 
 start_shoal() {
-	log "building shoal"
-	(cd "$ROOT" && go build -o "$WORK/shoal" ./cmd/shoal) || { log "shoal does not build"; return 1; }
+	if [ -n "${SHOAL_BIN:-}" ]; then
+		cp "$SHOAL_BIN" "$WORK/shoal" || return 1
+	else
+		log "building shoal"
+		(cd "$ROOT" && go build -o "$WORK/shoal" ./cmd/shoal) || { log "shoal does not build"; return 1; }
+	fi
 	PORT[shoal]=$(free_port)
 	"$WORK/shoal" server --host 127.0.0.1 --port "${PORT[shoal]}" --status-port 0 \
 		--data-dir "$WORK/shoal-data" --log-level warn >"$WORK/shoal.log" 2>&1 &
