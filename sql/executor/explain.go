@@ -92,7 +92,9 @@ func (e *explainExec) walk(p planner.Plan, depth int) {
 		e.walk(x.Child, depth+1)
 	case *planner.Join:
 		kind := "HashJoin"
-		if len(x.EqLeft) == 0 {
+		if x.IndexJoin {
+			kind = "IndexJoin"
+		} else if len(x.EqLeft) == 0 {
 			kind = "NestedLoopJoin"
 		}
 		jt := "inner join"

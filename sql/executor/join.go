@@ -27,6 +27,13 @@ func (e *joinExec) Open() error {
 	if err := e.left.Open(); err != nil {
 		return err
 	}
+	e.cur, e.matches = nil, nil
+	if e.plan.IndexJoin {
+		for len(e.ctx.Eval.Slots) <= e.plan.Slot {
+			e.ctx.Eval.Slots = append(e.ctx.Eval.Slots, nil)
+		}
+		return nil
+	}
 	rows, err := Drain(e.right)
 	if err != nil {
 		return err
@@ -52,7 +59,12 @@ func (e *joinExec) Open() error {
 	return nil
 }
 
-func (e *joinExec) Close() error { return e.left.Close() }
+func (e *joinExec) Close() error {
+	if e.plan.IndexJoin {
+		e.right.Close()
+	}
+	return e.left.Close()
+}
 
 func (e *joinExec) Next() (types.Row, error) {
 	for {
@@ -87,7 +99,15 @@ func (e *joinExec) Next() (types.Row, error) {
 			return nil, err
 		}
 		e.cur, e.mpos, e.matched = left, 0, false
-		if e.table != nil {
+		if e.plan.IndexJoin {
+			e.ctx.Eval.Slots[e.plan.Slot] = left
+			e.right.Close()
+			rows, err := Drain(e.right)
+			if err != nil {
+				return nil, err
+			}
+			e.matches = rows
+		} else if e.table != nil {
 			vals := make([]types.Datum, len(e.plan.EqLeft))
 			null := false
 			for i, k := range e.plan.EqLeft {

@@ -29,6 +29,8 @@ type Context struct {
 	Outer []types.Row
 	// Vars reads user and system variables.
 	Vars func(name string, system, global bool) (types.Datum, error)
+	// Slots hold the current outer rows of index joins (see Correlated).
+	Slots []types.Row
 }
 
 // SessionInfo is what built-in functions may ask of the session.
@@ -123,7 +125,7 @@ func Columns(e Expr, out []int) []int {
 // IsConstant reports whether e reads no column (it may read parameters).
 func IsConstant(e Expr) bool {
 	switch x := e.(type) {
-	case *Constant, *Param:
+	case *Constant, *Param, *OuterColumn, *Correlated:
 		return true
 	case *ScalarFunc:
 		if !x.Deterministic {
@@ -275,3 +277,19 @@ func (v *Variable) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
 	return ctx.Vars(v.Name, v.System, v.Global)
 }
 func (v *Variable) Type() *types.FieldType { return &v.Ft }
+
+// Correlated evaluates E over the current outer row of an index join (held
+// in Context.Slots[Slot]); to the inner side's scan it is a constant that
+// changes per outer row.
+type Correlated struct {
+	Slot int
+	E    Expr
+}
+
+func (c *Correlated) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
+	if c.Slot >= len(ctx.Slots) {
+		return types.Datum{}, nil
+	}
+	return c.E.Eval(ctx, ctx.Slots[c.Slot])
+}
+func (c *Correlated) Type() *types.FieldType { return c.E.Type() }

@@ -31,6 +31,7 @@ type builder struct {
 	leaves    []*leaf
 	used      map[*OutputColumn]bool
 	viewDepth int
+	slots     int
 }
 
 // Build plans a DML or query statement.
@@ -63,10 +64,15 @@ func Build(ctx *Context, node ast.StmtNode) (*Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.planIndexJoins(b.stmt.Root)
+	for _, sq := range b.stmt.Subqueries {
+		b.planIndexJoins(sq.Plan)
+	}
 	for _, l := range b.leaves {
 		b.chooseAccess(l.scan)
 	}
 	b.stmt.NumParams = len(b.paramIndex)
+	b.stmt.NumSlots = b.slots
 	return b.stmt, nil
 }
 

@@ -172,6 +172,12 @@ type Join struct {
 	// own row) for a hash join; Other is evaluated on the joined row.
 	EqLeft, EqRight []expression.Expr
 	Other           expression.Expr
+	// IndexJoin: for each left row (held in expression Context.Slots[Slot])
+	// the right side, a TableScan whose conditions read that row through
+	// expression.Correlated, is opened again and reads only the matching
+	// rows through its key.
+	IndexJoin bool
+	Slot      int
 }
 
 // SetOpKind is UNION, EXCEPT or INTERSECT.
@@ -248,6 +254,8 @@ type Statement struct {
 	Root       Plan
 	Subqueries []*SubqueryPlan
 	NumParams  int
+	// NumSlots is the number of index-join slots the executor provides.
+	NumSlots int
 	// InsertRows is the number of rows an INSERT ... VALUES writes.
 	ReadOnly  bool
 	ForUpdate bool
