@@ -69,6 +69,12 @@ func (e *explainExec) walk(p planner.Plan, depth int) {
 		if x.Lock {
 			info = strings.TrimSpace(info + " lock")
 		}
+		if x.KeepOrder {
+			info = strings.TrimSpace(info + " keep order")
+			if x.Desc {
+				info += " desc"
+			}
+		}
 		e.add(depth, op, obj, info)
 	case *planner.Dual:
 		e.add(depth, "TableDual", "", "rows:1")

@@ -93,9 +93,7 @@ func (r *tableReader) nextIndex() (types.Row, error) {
 			if r.cur >= len(r.ranges) {
 				break
 			}
-			rg := r.ranges[r.cur]
-			r.cur++
-			it, err := r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
+			it, err := r.openRange()
 			if err != nil {
 				return nil, err
 			}

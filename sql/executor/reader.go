@@ -59,8 +59,8 @@ func (r *tableReader) Open() error {
 	if err != nil {
 		return err
 	}
-	if r.ts.Lock && r.ctx.Pessimistic && !r.done {
-		// Locking scans read everything, lock it, then return it.
+	if r.ts.Lock && r.ctx.Pessimistic && !r.done && !r.ts.LockEach {
+		// DML sources read everything, lock it in one batch, then return it.
 		if err := r.readAllAndLock(); err != nil {
 			return err
 		}
@@ -91,6 +91,15 @@ func (r *tableReader) Next() (types.Row, error) {
 				continue
 			}
 		}
+		if r.ts.LockEach && r.ctx.Pessimistic && r.ts.Kind != planner.AccessPoint {
+			h, err := r.tc.handleOf(r.ts.Table, row)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.ctx.lockKeys(tablecodec.EncodeRecordKey(nil, r.ts.Table.ID, h)); err != nil {
+				return nil, err
+			}
+		}
 		return row, nil
 	}
 }
@@ -115,9 +124,7 @@ func (r *tableReader) next() (types.Row, error) {
 				r.done = true
 				return nil, nil
 			}
-			rg := r.ranges[r.cur]
-			r.cur++
-			it, err := r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
+			it, err := r.openRange()
 			if err != nil {
 				return nil, err
 			}
@@ -141,6 +148,19 @@ func (r *tableReader) next() (types.Row, error) {
 		}
 		return row, nil
 	}
+}
+
+// openRange opens the iterator of the next range, last range first for a
+// descending scan.
+func (r *tableReader) openRange() (kv.Iterator, error) {
+	i := r.cur
+	r.cur++
+	if r.ts.Desc {
+		rg := r.ranges[len(r.ranges)-1-i]
+		return r.ctx.Txn.IterReverse(r.ctx.Ctx, rg.start, rg.end)
+	}
+	rg := r.ranges[i]
+	return r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
 }
 
 // readAllAndLock drains the access path and locks every row key read.

@@ -71,6 +71,10 @@ func Build(ctx *Context, node ast.StmtNode) (*Statement, error) {
 	for _, l := range b.leaves {
 		b.chooseAccess(l.scan)
 	}
+	b.stmt.Root = eliminateSorts(b.stmt.Root)
+	for _, sq := range b.stmt.Subqueries {
+		sq.Plan = eliminateSorts(sq.Plan)
+	}
 	b.stmt.NumParams = len(b.paramIndex)
 	b.stmt.NumSlots = b.slots
 	return b.stmt, nil
@@ -287,7 +291,7 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 		b.stmt.ForUpdate = true
 		b.stmt.ReadOnly = false
 		for _, l := range leaves {
-			l.scan.Lock = true
+			l.scan.Lock, l.scan.LockEach = true, true
 		}
 	}
 	// WHERE: push what each leaf can take, keep the rest above.

@@ -83,6 +83,10 @@ type TableScan struct {
 	Filter expression.Expr
 	// Lock: SELECT ... FOR UPDATE / DML source: lock the rows read.
 	Lock bool
+	// LockEach locks each row as it is returned (SELECT ... FOR UPDATE, so
+	// that a LIMIT above locks only what it returns) instead of locking all
+	// rows in one batch before returning any (DML sources).
+	LockEach bool
 	// ExtraHandle appends the hidden row id as the last output column.
 	ExtraHandle bool
 	// KeepOrder: the consumer relies on key order.
