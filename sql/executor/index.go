@@ -167,8 +167,8 @@ func (r *tableReader) coverRow(key, val []byte) (types.Row, error) {
 	if r.tc.handleOffset >= 0 {
 		row[r.tc.handleOffset] = fixKind(types.NewInt(h.IntValue()), &t.Columns[r.tc.handleOffset].Type)
 	} else if t.CommonHandle {
-		pk := make([]types.Datum, len(r.tc.pkOffsets))
-		if _, err := h.Datums(pk); err != nil {
+		pk, err := h.Datums(make([]types.Datum, 0, len(r.tc.pkOffsets)))
+		if err != nil {
 			return nil, err
 		}
 		for i, off := range r.tc.pkOffsets {
