@@ -558,10 +558,11 @@ func (b *builder) havingExpr(s *scope, n ast.ExprNode, fields []*ast.SelectField
 
 func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) *OutputColumn {
 	oc := &OutputColumn{Ft: *e.Type()}
-	if col, ok := e.(*expression.Column); ok {
-		if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && col.Index < len(in.cols) {
-			src := in.cols[col.Index]
-			_ = cn
+	if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		// The source column, found by name in the FROM scope (the
+		// expression's index may point into an aggregation's output).
+		if idx, err := in.find(cn.Name.Schema.L, cn.Name.Table.L, cn.Name.Name.L); err == nil && idx >= 0 {
+			src := in.cols[idx]
 			oc.DB, oc.Table, oc.OrgTable, oc.OrgName, oc.Name = src.DB, src.Table, src.OrgTable, src.OrgName, src.Name
 		}
 	}
