@@ -101,8 +101,10 @@ func (e *Engine) Close() error { return e.db.Close() }
 
 // NewSnapshot implements engine.Engine. A snapshot is one unbounded
 // Pebble iterator, which pins a consistent point-in-time view (cheaper than
-// a pebble.Snapshot, whose Close takes the DB mutex); its bounded
-// iterators are clones of it, over the same view.
+// a pebble.Snapshot, whose Close takes the DB mutex). The first iterator
+// asked of it is that same Pebble iterator, re-bounded and lent out until
+// closed; other iterators, and Gets while it is lent, use clones of it,
+// over the same view. Most reads thus create a single Pebble iterator.
 func (e *Engine) NewSnapshot() engine.Snapshot {
 	s := snapPool.Get().(*snapshot)
 	it, err := e.db.NewIter(nil)
@@ -116,22 +118,50 @@ func (e *Engine) NewBatch() engine.Batch { return &batch{db: e.db, b: e.db.NewBa
 var snapPool = sync.Pool{New: func() any { return new(snapshot) }}
 
 type snapshot struct {
-	base *pebble.Iterator
-	err  error
-	opts pebble.IterOptions
+	base    *pebble.Iterator
+	lent    bool // base is out as an iterator (lentIter)
+	bounded bool // base has bounds set
+	getIt   *pebble.Iterator
+	err     error
+	opts    pebble.IterOptions
+}
+
+// getter returns an unbounded iterator Get may reposition.
+func (s *snapshot) getter() (*pebble.Iterator, error) {
+	if !s.lent {
+		if s.bounded {
+			s.base.SetBounds(nil, nil)
+			s.bounded = false
+		}
+		return s.base, nil
+	}
+	if s.getIt == nil {
+		it, err := s.base.Clone(pebble.CloneOptions{})
+		if err != nil {
+			return nil, err
+		}
+		// A clone inherits the lent iterator's bounds.
+		it.SetBounds(nil, nil)
+		s.getIt = it
+	}
+	return s.getIt, nil
 }
 
 func (s *snapshot) Get(key []byte) ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if !s.base.SeekGE(key) || !bytes.Equal(s.base.Key(), key) {
-		if err := s.base.Error(); err != nil {
+	it, err := s.getter()
+	if err != nil {
+		return nil, err
+	}
+	if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+		if err := it.Error(); err != nil {
 			return nil, err
 		}
 		return nil, engine.ErrNotFound
 	}
-	v, err := s.base.ValueAndErr()
+	v, err := it.ValueAndErr()
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +174,11 @@ func (s *snapshot) NewIterator(lower, upper []byte) engine.Iterator {
 	if s.err != nil {
 		return errIter{s.err}
 	}
+	if !s.lent {
+		s.base.SetBounds(lower, upper)
+		s.lent, s.bounded = true, true
+		return &lentIter{Iterator: s.base, s: s}
+	}
 	s.opts = pebble.IterOptions{LowerBound: lower, UpperBound: upper}
 	it, err := s.base.Clone(pebble.CloneOptions{IterOptions: &s.opts})
 	if err != nil {
@@ -153,6 +188,9 @@ func (s *snapshot) NewIterator(lower, upper []byte) engine.Iterator {
 }
 
 func (s *snapshot) Close() {
+	if s.getIt != nil {
+		_ = s.getIt.Close()
+	}
 	if s.base != nil {
 		_ = s.base.Close()
 	}
@@ -163,6 +201,21 @@ func (s *snapshot) Close() {
 type iter struct{ *pebble.Iterator }
 
 func (i iter) Value() []byte { return i.Iterator.Value() }
+
+// lentIter is the snapshot's own iterator; closing it returns it.
+type lentIter struct {
+	*pebble.Iterator
+	s *snapshot
+}
+
+func (i *lentIter) Value() []byte { return i.Iterator.Value() }
+func (i *lentIter) Close() error {
+	if i.s != nil {
+		i.s.lent = false
+		i.s = nil
+	}
+	return nil
+}
 
 type errIter struct{ err error }
 

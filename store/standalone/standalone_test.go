@@ -101,3 +101,62 @@ func TestConcurrentSyncedCommitsShareFsync(t *testing.T) {
 		}
 	}
 }
+
+// The first iterator of a snapshot is its own Pebble iterator, lent out:
+// Gets and further iterators meanwhile must neither move it nor inherit
+// its bounds, and after it is closed the snapshot works unbounded again.
+func TestSnapshotLentIterator(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{BlockCacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	b := e.NewBatch()
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		b.Set([]byte(k), []byte("v"+k))
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(b.Commit(false))
+	b.Close()
+	snap := e.NewSnapshot()
+	defer snap.Close()
+	b = e.NewBatch()
+	b.Set([]byte("c"), []byte("new"))
+	must(b.Commit(false))
+	b.Close()
+
+	it := snap.NewIterator([]byte("b"), []byte("d")) // lent
+	if !it.First() || string(it.Key()) != "b" {
+		t.Fatal("first")
+	}
+	if v, err := snap.Get([]byte("e")); err != nil || string(v) != "ve" {
+		t.Fatalf("get outside the lent bounds: %q %v", v, err)
+	}
+	it2 := snap.NewIterator(nil, nil) // a clone, unbounded
+	n := 0
+	for ok := it2.First(); ok; ok = it2.Next() {
+		n++
+	}
+	it2.Close()
+	if n != 5 {
+		t.Fatalf("second iterator saw %d keys", n)
+	}
+	if string(it.Key()) != "b" || !it.Next() || string(it.Key()) != "c" || string(it.Value()) != "vc" || it.Next() {
+		t.Fatal("lent iterator moved or lost its bounds")
+	}
+	must(it.Error())
+	it.Close()
+	if v, err := snap.Get([]byte("a")); err != nil || string(v) != "va" {
+		t.Fatalf("get after return: %q %v", v, err)
+	}
+	it = snap.NewIterator([]byte("d"), nil) // lent again, new bounds
+	if !it.Last() || string(it.Key()) != "e" || !it.SeekGE([]byte("a")) || string(it.Key()) != "d" {
+		t.Fatal("re-lent iterator bounds")
+	}
+	it.Close()
+}
