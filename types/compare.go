@@ -2,6 +2,8 @@ package types
 
 import (
 	"bytes"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"math"
 	"strconv"
 	"strings"
@@ -21,6 +23,10 @@ func (d Datum) ToFloat() float64 {
 	case KindString, KindBytes:
 		f, _ := ParseFloatPrefix(string(d.b))
 		return f
+	case KindDecimal:
+		return decimalToFloat(d)
+	case KindTime, KindDuration:
+		return timeToFloat(d)
 	}
 	return 0
 }
@@ -47,6 +53,10 @@ func (d Datum) ToInt() (int64, bool) {
 		}
 		f, _ := ParseFloatPrefix(s)
 		return NewFloat(f).ToInt()
+	case KindDecimal:
+		return decimalToInt(d)
+	case KindTime, KindDuration:
+		return NewFloat(timeToFloat(d)).ToInt()
 	}
 	return 0, true
 }
@@ -60,6 +70,12 @@ func (d Datum) ToBool() (v bool, ok bool) {
 		return d.i != 0, true
 	case KindFloat64:
 		return d.Float() != 0, true
+	case KindDecimal:
+		return DecimalSign(d) != 0, true
+	case KindTime:
+		return d.i != 0, true
+	case KindDuration:
+		return d.i != 0, true
 	default:
 		return d.ToFloat() != 0, true
 	}
@@ -125,6 +141,66 @@ func Compare(a, b Datum) int {
 		return bytes.Compare(a.b, b.b)
 	case a.k == KindNull || b.k == KindNull:
 		return cmpInt(int64(boolInt(a.k != KindNull)), int64(boolInt(b.k != KindNull)))
+	case a.k == KindDecimal || b.k == KindDecimal:
+		if a.k == KindFloat64 || b.k == KindFloat64 || isStringKind(a.k) || isStringKind(b.k) {
+			break // compared as doubles, as MySQL does
+		}
+		if a.k == KindTime || a.k == KindDuration || b.k == KindTime || b.k == KindDuration {
+			break
+		}
+		x, _ := a.ToDecimal()
+		y, _ := b.ToDecimal()
+		return CompareDecimal(x, y)
+	case a.k == KindTime || b.k == KindTime:
+		return compareTime(a, b)
+	case a.k == KindDuration || b.k == KindDuration:
+		return compareDuration(a, b)
+	}
+	return cmpFloat(a.ToFloat(), b.ToFloat())
+}
+
+func isStringKind(k Kind) bool { return k == KindString || k == KindBytes }
+
+// compareTime compares with at least one side a DATE/DATETIME/TIMESTAMP:
+// the other side is converted to a datetime (strings and numbers as MySQL
+// reads them); when it is not a valid one, they compare as strings
+// (string side) or numbers.
+func compareTime(a, b Datum) int {
+	if a.k == KindTime && b.k == KindTime {
+		return cmpUint(uint64(a.i), uint64(b.i))
+	}
+	if b.k == KindTime {
+		return -compareTime(b, a)
+	}
+	switch b.k {
+	case KindString, KindBytes, KindInt64, KindUint64, KindDecimal, KindFloat64:
+		if t, err := b.ToTime(mysql.TypeDatetime, MaxFsp); err == nil {
+			return cmpUint(uint64(a.i), uint64(t.i))
+		}
+		if isStringKind(b.k) {
+			var tmp [40]byte
+			return bytes.Compare(a.AppendText(tmp[:0]), b.b)
+		}
+	case KindDuration:
+		t, _ := b.ToTime(mysql.TypeDatetime, MaxFsp)
+		return cmpUint(uint64(a.i), uint64(t.i))
+	}
+	return cmpFloat(a.ToFloat(), b.ToFloat())
+}
+
+func compareDuration(a, b Datum) int {
+	if b.k == KindDuration && a.k != KindDuration {
+		return -compareDuration(b, a)
+	}
+	if b.k == KindDuration {
+		return cmpInt(a.i, b.i)
+	}
+	if isStringKind(b.k) {
+		if t, err := ParseDuration(string(b.b), MaxFsp); err == nil {
+			return cmpInt(a.i, t.i)
+		}
+		var tmp [40]byte
+		return bytes.Compare(a.AppendText(tmp[:0]), b.b)
 	}
 	return cmpFloat(a.ToFloat(), b.ToFloat())
 }

@@ -28,13 +28,21 @@ const (
 	KindFloat64
 	KindString // character data; collation is carried by the column type
 	KindBytes  // binary data
+	// KindDecimal is an exact DECIMAL (see decimal.go for the layout).
+	KindDecimal
+	// KindTime is a DATE, DATETIME or TIMESTAMP (see time.go).
+	KindTime
+	// KindDuration is a TIME (see time.go).
+	KindDuration
 )
 
 // Datum is one SQL value.
 type Datum struct {
 	k Kind
-	i int64  // KindInt64, KindUint64 (bits), KindFloat64 (bits)
-	b []byte // KindString, KindBytes
+	x uint8  // KindDecimal: scale; KindTime, KindDuration: fsp
+	y uint8  // KindTime: MySQL type code (TypeDate, TypeDatetime, TypeTimestamp)
+	i int64  // KindInt64, KindUint64 (bits), KindFloat64 (bits), KindDecimal (coefficient), KindTime (packed), KindDuration (µs)
+	b []byte // KindString, KindBytes, big KindDecimal (text)
 }
 
 // Constructors.
@@ -83,6 +91,8 @@ func (d Datum) String() string {
 		return strconv.FormatUint(uint64(d.i), 10)
 	case KindFloat64:
 		return strconv.FormatFloat(d.Float(), 'g', -1, 64)
+	case KindDecimal, KindTime, KindDuration:
+		return string(d.AppendText(nil))
 	default:
 		return string(d.b)
 	}
@@ -98,6 +108,12 @@ func (d Datum) AppendText(buf []byte) []byte {
 		return strconv.AppendUint(buf, uint64(d.i), 10)
 	case KindFloat64:
 		return AppendFloat(buf, d.Float())
+	case KindDecimal:
+		return d.appendDecimal(buf)
+	case KindTime:
+		return appendTime(buf, uint64(d.i), d.y, int(d.x))
+	case KindDuration:
+		return appendDuration(buf, d.i, int(d.x))
 	default:
 		return append(buf, d.b...)
 	}

@@ -43,3 +43,15 @@ func (ft *FieldType) IsString() bool {
 
 // IsBinary reports whether the type holds bytes rather than characters.
 func (ft *FieldType) IsBinary() bool { return ft.Charset == "binary" }
+
+// IsTime reports DATE, DATETIME and TIMESTAMP (KindTime values).
+func (ft *FieldType) IsTime() bool {
+	switch ft.Tp {
+	case mysql.TypeDate, mysql.TypeNewDate, mysql.TypeDatetime, mysql.TypeTimestamp:
+		return true
+	}
+	return false
+}
+
+// IsDecimal reports DECIMAL (KindDecimal values).
+func (ft *FieldType) IsDecimal() bool { return ft.Tp == mysql.TypeNewDecimal }
