@@ -126,6 +126,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 // before the server reports itself ready.
 func serve(cfg config.Config, log *slog.Logger) error {
 	start := time.Now()
+	log.Debug("effective config", "host", cfg.Host, "port", cfg.Port, "status", statusAddrOrOff(cfg),
+		"data-dir", cfg.DataDir, "log-level", cfg.LogLevel, "root-password-set", cfg.RootPassword != "")
 	if err := checkDataDir(cfg.DataDir); err != nil {
 		return err
 	}

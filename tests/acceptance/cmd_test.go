@@ -131,8 +131,8 @@ func TestCmdStatusAndShutdown(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	if !strings.Contains(s.LogTail(100000), "level=DEBUG") {
-		t.Logf("no DEBUG line in the log (log-level from the config file not visible)")
+	if logs := s.LogTail(100000); !strings.Contains(logs, "level=DEBUG") {
+		t.Errorf("log-level = \"debug\" from the config file not honoured; log:\n%s", logs)
 	}
 
 	db, err := s.Open("")
