@@ -29,6 +29,20 @@ import (
 //	                              picks the kind
 //	float                         8 bytes, IEEE-754 bits little-endian
 //	string, bytes                 raw
+//	decimal                       1 byte scale (0..30), zigzag varint of the
+//	                              coefficient; or, when the coefficient does
+//	                              not fit in 64 bits, 1 byte 0x80|scale and
+//	                              the text form
+//	date, datetime, timestamp     uvarint of the packed value >> 20 (date and
+//	                              time to the second), then uvarint of the
+//	                              microseconds if they are not 0; the column
+//	                              type gives the type and fsp back
+//	time                          zigzag varint of the microseconds
+//
+// Values written before these kinds existed (decimal and temporal columns
+// kept as text) still decode: a text decimal starts with a digit, sign or
+// dot (never a scale byte), a text date/datetime is at least 10 bytes and a
+// text time at least 8 (binary forms are shorter).
 //
 // NULL columns are listed, not just omitted, so a reader can tell a NULL
 // from a column the writer did not know (added later: it reads as its
@@ -133,6 +147,33 @@ func EncodeRow(buf []byte, colIDs []int64, values []types.Datum) []byte {
 		case types.KindFloat64:
 			buf = append(buf, 8)
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.Float()))
+		case types.KindDecimal:
+			if d.IsCompactDecimal() {
+				c := d.DecimalCoef()
+				buf = append(buf, byte(1+codec.VarintLen(c)), byte(d.DecimalScale()))
+				buf = binary.AppendVarint(buf, c)
+			} else {
+				txt := d.AppendText(nil)
+				buf = binary.AppendUvarint(buf, uint64(1+len(txt)))
+				buf = append(buf, 0x80|byte(d.DecimalScale()))
+				buf = append(buf, txt...)
+			}
+		case types.KindTime:
+			p := d.TimePacked()
+			hi, us := p>>20, p&0xFFFFF
+			n := codec.UvarintLen(hi)
+			if us != 0 {
+				n += codec.UvarintLen(us)
+			}
+			buf = append(buf, byte(n))
+			buf = binary.AppendUvarint(buf, hi)
+			if us != 0 {
+				buf = binary.AppendUvarint(buf, us)
+			}
+		case types.KindDuration:
+			v := d.DurationMicros()
+			buf = append(buf, byte(codec.VarintLen(v)))
+			buf = binary.AppendVarint(buf, v)
 		default:
 			b := d.Bytes()
 			buf = binary.AppendUvarint(buf, uint64(len(b)))
@@ -144,10 +185,17 @@ func EncodeRow(buf []byte, colIDs []int64, values []types.Datum) []byte {
 
 // DatumKindOf is the kind a column of type ft decodes to: KindInt64 for
 // signed integer types, KindUint64 for unsigned ones and BIT, KindFloat64
-// for FLOAT/DOUBLE, KindBytes for binary-charset types, KindString for the
-// rest (char, varchar, text, enum, set, decimal, temporal, json).
+// for FLOAT/DOUBLE, KindDecimal for DECIMAL, KindTime for DATE, DATETIME
+// and TIMESTAMP, KindDuration for TIME, KindBytes for binary-charset types,
+// KindString for the rest (char, varchar, text, enum, set, json).
 func DatumKindOf(ft *types.FieldType) types.Kind {
 	switch {
+	case ft.Tp == mysql.TypeNewDecimal:
+		return types.KindDecimal
+	case ft.IsTime():
+		return types.KindTime
+	case ft.Tp == mysql.TypeDuration:
+		return types.KindDuration
 	case ft.IsInteger():
 		if ft.IsUnsigned() || ft.Tp == mysql.TypeBit {
 			return types.KindUint64
@@ -179,6 +227,8 @@ type decodeCol struct {
 	id         int64
 	out        int // position in dst
 	kind       types.Kind
+	tp         byte // column type (KindTime)
+	fsp        int  // column fsp (KindTime, KindDuration)
 	def        types.Datum
 	fromHandle bool
 }
@@ -199,7 +249,7 @@ func NewRowDecoder(cols []RowColumn) *RowDecoder {
 		if c.Type == nil {
 			panic(fmt.Sprintf("tablecodec.NewRowDecoder: column %d has no type", c.ID))
 		}
-		d.cols[i] = decodeCol{id: c.ID, out: i, kind: DatumKindOf(c.Type), def: c.Default, fromHandle: c.FromHandle}
+		d.cols[i] = decodeCol{id: c.ID, out: i, kind: DatumKindOf(c.Type), tp: c.Type.Tp, fsp: max(c.Type.Decimal, 0), def: c.Default, fromHandle: c.FromHandle}
 	}
 	for i := 1; i < len(d.cols); i++ {
 		for j := i; j > 0 && d.cols[j-1].id > d.cols[j].id; j-- {
@@ -301,7 +351,7 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 			stream = stream[n+int(l):]
 		}
 		if valID == c.id {
-			if err := decodeValue(val, c.kind, out); err != nil {
+			if err := decodeValue(val, c, out); err != nil {
 				return fmt.Errorf("tablecodec: column %d: %w", c.id, err)
 			}
 			continue
@@ -323,7 +373,8 @@ func (d *RowDecoder) Decode(row []byte, h Handle, dst []types.Datum) error {
 	return nil
 }
 
-func decodeValue(val []byte, kind types.Kind, out *types.Datum) error {
+func decodeValue(val []byte, c *decodeCol, out *types.Datum) error {
+	kind := c.kind
 	switch kind {
 	case types.KindInt64, types.KindUint64:
 		v, n := binary.Varint(val)
@@ -340,10 +391,83 @@ func decodeValue(val []byte, kind types.Kind, out *types.Datum) error {
 			return fmt.Errorf("float value of %d bytes: %w", len(val), codec.ErrCorrupt)
 		}
 		*out = types.NewFloat(math.Float64frombits(binary.LittleEndian.Uint64(val)))
+	case types.KindDecimal:
+		return decodeDecimalValue(val, out)
+	case types.KindTime:
+		return decodeTimeValue(val, c, out)
+	case types.KindDuration:
+		if len(val) >= 8 { // text written before TIME was a kind
+			d, err := types.ParseDuration(string(val), c.fsp)
+			if err != nil && err != types.ErrDurationRange {
+				return fmt.Errorf("time value %q: %w", val, codec.ErrCorrupt)
+			}
+			*out = d
+			return nil
+		}
+		v, n := binary.Varint(val)
+		if n != len(val) || n <= 0 {
+			return fmt.Errorf("time value of %d bytes: %w", len(val), codec.ErrCorrupt)
+		}
+		*out = types.NewDuration(v, c.fsp)
 	case types.KindBytes:
 		*out = types.NewBytes(val)
 	default:
 		*out = types.NewStringBytes(val)
 	}
+	return nil
+}
+
+func decodeDecimalValue(val []byte, out *types.Datum) error {
+	if len(val) == 0 {
+		return fmt.Errorf("empty decimal value: %w", codec.ErrCorrupt)
+	}
+	h := val[0]
+	switch {
+	case h <= types.MaxDecimalScale:
+		v, n := binary.Varint(val[1:])
+		if n <= 0 || n != len(val)-1 {
+			return fmt.Errorf("decimal value of %d bytes: %w", len(val), codec.ErrCorrupt)
+		}
+		*out = types.NewDecimalFromCoef(v, int(h))
+		return nil
+	case h&0x80 != 0:
+		d, err := types.ParseDecimal(string(val[1:]))
+		if err != nil {
+			return fmt.Errorf("decimal value %q: %w", val[1:], codec.ErrCorrupt)
+		}
+		*out = d
+		return nil
+	}
+	// Text written before DECIMAL was a kind.
+	d, err := types.ParseDecimal(string(val))
+	if err != nil {
+		return fmt.Errorf("decimal value %q: %w", val, codec.ErrCorrupt)
+	}
+	*out = d
+	return nil
+}
+
+func decodeTimeValue(val []byte, c *decodeCol, out *types.Datum) error {
+	if len(val) >= 10 { // text written before DATE/DATETIME were kinds
+		d, err := types.ParseTime(string(val), c.tp, c.fsp)
+		if err != nil {
+			return fmt.Errorf("datetime value %q: %w", val, codec.ErrCorrupt)
+		}
+		*out = d
+		return nil
+	}
+	hi, n := binary.Uvarint(val)
+	if n <= 0 {
+		return fmt.Errorf("datetime value of %d bytes: %w", len(val), codec.ErrCorrupt)
+	}
+	var us uint64
+	if n < len(val) {
+		var m int
+		us, m = binary.Uvarint(val[n:])
+		if m <= 0 || n+m != len(val) || us > 999999 {
+			return fmt.Errorf("datetime value of %d bytes: %w", len(val), codec.ErrCorrupt)
+		}
+	}
+	*out = types.NewTimeFromPacked(hi<<20|us, c.tp, c.fsp)
 	return nil
 }

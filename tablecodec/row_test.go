@@ -56,7 +56,7 @@ func TestDatumKindOf(t *testing.T) {
 	}{
 		{ftBigint, types.KindInt64}, {ftInt, types.KindInt64}, {ftUbigint, types.KindUint64}, {ftBit, types.KindUint64},
 		{ftDouble, types.KindFloat64}, {ftFloat, types.KindFloat64},
-		{ftVarchar, types.KindString}, {ftChar, types.KindString}, {ftText, types.KindString}, {ftDecimal, types.KindString}, {ftDatetime, types.KindString},
+		{ftVarchar, types.KindString}, {ftChar, types.KindString}, {ftText, types.KindString}, {ftDecimal, types.KindDecimal}, {ftDatetime, types.KindTime},
 		{ftBlob, types.KindBytes}, {ftVarbin, types.KindBytes},
 	}
 	for _, c := range cases {
@@ -73,7 +73,7 @@ func TestRowRoundTripAllKinds(t *testing.T) {
 	}
 	rows := [][]types.Datum{
 		{types.NewInt(math.MinInt64), types.NewUint(math.MaxUint64), types.NewFloat(-2.5), types.NewString("héllo"),
-			types.NewBytes([]byte{0, 0xFF}), types.NewInt(-1), types.NewString(strings.Repeat("x", 300)), types.NewInt(math.MaxInt64), types.NewString("12.50")},
+			types.NewBytes([]byte{0, 0xFF}), types.NewInt(-1), types.NewString(strings.Repeat("x", 300)), types.NewInt(math.MaxInt64), types.NewDecimalFromCoef(1250, 2)},
 		{types.NewNull(), types.NewUint(0), types.NewNull(), types.NewString(""), types.NewNull(), types.NewNull(), types.NewNull(), types.NewInt(0), types.NewNull()},
 		make([]types.Datum, 9), // all NULL
 	}

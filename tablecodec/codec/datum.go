@@ -1,7 +1,10 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shoaldb/shoal/types"
 )
@@ -16,6 +19,14 @@ const (
 	IntFlag    byte = 0x03 // KindInt64; 8 bytes, AppendInt
 	UintFlag   byte = 0x04 // KindUint64; 8 bytes, AppendUint
 	FloatFlag  byte = 0x05 // KindFloat64; 8 bytes, AppendFloat
+	// DecimalFlag: KindDecimal; see AppendDecimal. Equal values encode
+	// equally whatever their scale (1.5 and 1.50).
+	DecimalFlag byte = 0x06
+	// TimeFlag: KindTime; 8 bytes, the packed value (AppendUint). DATE,
+	// DATETIME and TIMESTAMP share it: a DATE equals its midnight.
+	TimeFlag byte = 0x07
+	// DurationFlag: KindDuration; 8 bytes, microseconds (AppendInt).
+	DurationFlag byte = 0x08
 	// MaxFlag is never produced for a datum; it sorts after every encoded
 	// datum and can end a range ("this prefix, then anything").
 	MaxFlag byte = 0xFA
@@ -46,6 +57,12 @@ func AppendDatum(buf []byte, d types.Datum) []byte {
 		return AppendBytes(append(buf, StringFlag), d.Bytes())
 	case types.KindBytes:
 		return AppendBytes(append(buf, BytesFlag), d.Bytes())
+	case types.KindDecimal:
+		return AppendDecimal(append(buf, DecimalFlag), d)
+	case types.KindTime:
+		return AppendUint(append(buf, TimeFlag), d.TimePacked())
+	case types.KindDuration:
+		return AppendInt(append(buf, DurationFlag), d.DurationMicros())
 	}
 	panic(fmt.Sprintf("codec: unknown datum kind %d", d.Kind()))
 }
@@ -80,6 +97,23 @@ func DecodeOneBuf(b, buf []byte) (d types.Datum, rest, outBuf []byte, err error)
 	case FloatFlag:
 		v, rest, err := DecodeFloat(b)
 		return types.NewFloat(v), rest, buf, err
+	case DecimalFlag:
+		v, rest, err := DecodeDecimal(b)
+		return v, rest, buf, err
+	case TimeFlag:
+		v, rest, err := DecodeUint(b)
+		fsp := 0
+		if v&0xFFFFF != 0 {
+			fsp = types.MaxFsp
+		}
+		return types.NewTimeFromPacked(v, mysql.TypeDatetime, fsp), rest, buf, err
+	case DurationFlag:
+		v, rest, err := DecodeInt(b)
+		fsp := 0
+		if v%1000000 != 0 {
+			fsp = types.MaxFsp
+		}
+		return types.NewDuration(v, fsp), rest, buf, err
 	case StringFlag, BytesFlag:
 		start := len(buf)
 		buf, rest, err = DecodeBytes(b, buf)
@@ -104,7 +138,10 @@ func PeekLength(b []byte) (int, error) {
 	switch b[0] {
 	case NilFlag:
 		return 1, nil
-	case IntFlag, UintFlag, FloatFlag:
+	case DecimalFlag:
+		n, err := decimalLen(b[1:])
+		return n + 1, err
+	case IntFlag, UintFlag, FloatFlag, TimeFlag, DurationFlag:
 		if len(b) < 9 {
 			return 0, fmt.Errorf("%w: truncated number", ErrCorrupt)
 		}
@@ -140,4 +177,101 @@ func DecodeKey(b []byte, dst []types.Datum) ([]types.Datum, error) {
 		b = rest
 	}
 	return dst, nil
+}
+
+// Decimal key encoding (after DecimalFlag): one sign byte, decSignNeg,
+// decSignZero or decSignPos; zero has nothing more. A non-zero value
+// |v| = 0.d1d2...dn × 10^e (d1 != 0, dn != 0: no leading or trailing
+// zeros, so the scale does not matter) continues with e as 2 big-endian
+// bytes biased by 0x8000, the ASCII digits d1..dn and a 0x00 terminator. A
+// negative value has all those bytes after the sign inverted, so larger
+// magnitudes sort first and the terminator (0xFF) sorts after any digit.
+// A longer mantissa with the same prefix is larger for positives (the
+// terminator sorts below any digit) and smaller for negatives.
+const (
+	decSignNeg  byte = 0x01
+	decSignZero byte = 0x02
+	decSignPos  byte = 0x03
+)
+
+// AppendDecimal appends the memcomparable form of a decimal datum (without
+// the flag). It does not allocate beyond growing buf.
+func AppendDecimal(buf []byte, d types.Datum) []byte {
+	sign := types.DecimalSign(d)
+	if sign == 0 {
+		return append(buf, decSignZero)
+	}
+	if sign < 0 {
+		buf = append(buf, decSignNeg)
+	} else {
+		buf = append(buf, decSignPos)
+	}
+	start := len(buf)
+	buf = append(buf, 0, 0)
+	buf, e := types.DecimalDigits(buf, d)
+	binary.BigEndian.PutUint16(buf[start:], uint16(int16(e))+0x8000)
+	buf = append(buf, 0)
+	if sign < 0 {
+		for i := start; i < len(buf); i++ {
+			buf[i] = ^buf[i]
+		}
+	}
+	return buf
+}
+
+// decimalLen is the length of an encoded decimal (after the flag).
+func decimalLen(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, fmt.Errorf("%w: empty decimal", ErrCorrupt)
+	}
+	switch b[0] {
+	case decSignZero:
+		return 1, nil
+	case decSignPos, decSignNeg:
+	default:
+		return 0, fmt.Errorf("%w: decimal sign %#x", ErrCorrupt, b[0])
+	}
+	term := byte(0)
+	if b[0] == decSignNeg {
+		term = 0xFF
+	}
+	for i := 3; i < len(b); i++ {
+		if b[i] == term {
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unterminated decimal", ErrCorrupt)
+}
+
+// DecodeDecimal decodes a value written by AppendDecimal. The result has
+// the smallest scale that holds the value (1.50 reads back as 1.5).
+func DecodeDecimal(b []byte) (types.Datum, []byte, error) {
+	n, err := decimalLen(b)
+	if err != nil {
+		return types.Datum{}, b, err
+	}
+	if b[0] == decSignZero {
+		return types.NewDecimalFromCoef(0, 0), b[1:], nil
+	}
+	neg := b[0] == decSignNeg
+	var tmp [128]byte
+	body := b[1 : n-1]
+	if len(body) < 2 || len(body)-2 > len(tmp) {
+		return types.Datum{}, b, fmt.Errorf("%w: decimal length", ErrCorrupt)
+	}
+	ex := uint16(body[0])<<8 | uint16(body[1])
+	if neg {
+		ex = ^ex
+	}
+	digits := tmp[:0]
+	for _, c := range body[2:] {
+		if neg {
+			c = ^c
+		}
+		if c < '0' || c > '9' {
+			return types.Datum{}, b, fmt.Errorf("%w: decimal digit %#x", ErrCorrupt, c)
+		}
+		digits = append(digits, c)
+	}
+	return types.DecimalFromDigits(neg, digits, int(int16(ex-0x8000))), b[n:], nil
 }
