@@ -30,6 +30,11 @@
 //   - A prewrite writes nothing unless all its mutations pass.
 //   - A read at ts is blocked by a Put/Delete lock with start_ts <= ts;
 //     pessimistic locks and Lock-type locks never block reads.
+//   - The store counts the lock records in the engine (never fewer than
+//     there are; seeded by a scan at New, so it is the lock keyspace's only
+//     writer). Reads read the count before their snapshot and writers after
+//     their latches, and skip the lock lookup while it is zero; see
+//     lockCounts for why that cannot miss a lock that matters.
 //   - A rollback leaves a rollback record at commit_ts == start_ts so a
 //     late prewrite or pessimistic lock of that transaction fails; if a
 //     commit record of another transaction already sits at that ts, the
