@@ -91,10 +91,17 @@ func appendBinaryValue(b []byte, tp byte, d *types.Datum) []byte {
 	case mysql.TypeDouble:
 		return appendUint64(b, math.Float64bits(datumFloat(d)))
 	case mysql.TypeDate, mysql.TypeNewDate, mysql.TypeDatetime, mysql.TypeTimestamp:
+		if d.Kind() == types.KindTime {
+			t := d.TimeFields()
+			return appendBinaryDateTime(b, tp, [7]int{t.Year, t.Month, t.Day, t.Hour, t.Minute, t.Second, t.Micro})
+		}
 		var tmp [64]byte
 		dt, _ := parseDateTimeText(datumText(d, tmp[:0]))
 		return appendBinaryDateTime(b, tp, dt)
 	case mysql.TypeDuration:
+		if d.Kind() == types.KindDuration {
+			return appendBinaryMicros(b, d.DurationMicros())
+		}
 		var tmp [64]byte
 		return appendBinaryDuration(b, datumText(d, tmp[:0]))
 	}
@@ -123,6 +130,14 @@ func appendBinaryValue(b []byte, tp byte, d *types.Datum) []byte {
 // datumInt returns d as an integer (the bits of an unsigned value).
 func datumInt(d *types.Datum) int64 {
 	switch d.Kind() {
+	case types.KindDecimal, types.KindTime, types.KindDuration:
+		if d.Kind() == types.KindDecimal && types.DecimalSign(*d) > 0 {
+			if u, ok := types.DecimalToUint(*d); ok {
+				return int64(u)
+			}
+		}
+		v, _ := d.ToInt()
+		return v
 	case types.KindInt64, types.KindUint64:
 		return d.Int()
 	case types.KindFloat64:
@@ -147,6 +162,8 @@ func datumInt(d *types.Datum) int64 {
 
 func datumFloat(d *types.Datum) float64 {
 	switch d.Kind() {
+	case types.KindDecimal, types.KindTime, types.KindDuration:
+		return d.ToFloat()
 	case types.KindInt64:
 		return float64(d.Int())
 	case types.KindUint64:
@@ -303,6 +320,39 @@ func appendBinaryDuration(b []byte, s []byte) []byte {
 	b = append(b, byte(h%24), byte(m), byte(sec))
 	if l == 12 {
 		b = appendUint32(b, uint32(us))
+	}
+	return b
+}
+
+// appendBinaryMicros appends the binary TIME encoding of a duration in
+// microseconds.
+func appendBinaryMicros(b []byte, us int64) []byte {
+	neg := us < 0
+	if neg {
+		us = -us
+	}
+	sec, frac := us/1000000, us%1000000
+	var l byte
+	switch {
+	case frac != 0:
+		l = 12
+	case sec != 0:
+		l = 8
+	}
+	b = append(b, l)
+	if l == 0 {
+		return b
+	}
+	if neg {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	h := sec / 3600
+	b = appendUint32(b, uint32(h/24))
+	b = append(b, byte(h%24), byte(sec/60%60), byte(sec%60))
+	if l == 12 {
+		b = appendUint32(b, uint32(frac))
 	}
 	return b
 }

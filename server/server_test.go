@@ -233,6 +233,14 @@ func TestPreparedParamsDriver(t *testing.T) {
 	}
 }
 
+func mustTime(t *testing.T, s string, tp byte, fsp int) types.Datum {
+	d, err := types.ParseTime(s, tp, fsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func checkParams(t *testing.T, got, want []types.Datum) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -358,11 +366,11 @@ func TestPreparedParamsRaw(t *testing.T) {
 	want := []types.Datum{
 		types.NewInt(-1), types.NewUint(255), types.NewInt(-32768), types.NewUint(2024), types.NewInt(-5),
 		types.NewUint(4294967295), types.NewInt(-1), types.NewUint(math.MaxUint64), types.NewFloat(1.5),
-		types.NewFloat(-0.25), types.NewString("2024-02-29"), types.NewString("2024-02-29 13:14:15.000123"),
-		types.NewString("2001-02-03 04:05:06"), types.NewString("0000-00-00 00:00:00"),
-		types.NewString("-26:03:04.000005"), types.NewString("00:00:00"), types.NewString("123.45"),
+		types.NewFloat(-0.25), mustTime(t, "2024-02-29", mysql.TypeDate, 0), mustTime(t, "2024-02-29 13:14:15.000123", mysql.TypeDatetime, 6),
+		mustTime(t, "2001-02-03 04:05:06", mysql.TypeDatetime, 0), mustTime(t, "0000-00-00 00:00:00", mysql.TypeDatetime, 0),
+		types.NewDuration(-(26*3600+3*60+4)*1000000-5, 6), types.NewDuration(0, 0), types.NewDecimalFromCoef(12345, 2),
 		types.NewBytes([]byte("\x00\x01")), types.NewString("abc"), types.NewNull(), types.NewNull(),
-		types.NewString("x"), types.NewBytes([]byte("hello world")), types.NewString("0000-00-00"),
+		types.NewString("x"), types.NewBytes([]byte("hello world")), mustTime(t, "0000-00-00", mysql.TypeDate, 0),
 		types.NewString(""), types.NewString(strings.Repeat("z", 300)),
 	}
 	sql := "select " + strings.TrimSuffix(strings.Repeat("?,", len(ps)), ",")

@@ -223,17 +223,13 @@ func decodeParam(r *reader, st *stmt, tp byte, unsigned bool) (types.Datum, bool
 		if !r.ok {
 			return types.Datum{}, false
 		}
-		start := len(st.arena)
-		st.arena = appendDateTimeText(st.arena, tp, b)
-		return types.NewStringBytes(st.arena[start:len(st.arena):len(st.arena)]), true
+		return binaryDateTimeDatum(tp, b), true
 	case mysql.TypeDuration:
 		b := r.bytes(int(r.byte1()))
 		if !r.ok {
 			return types.Datum{}, false
 		}
-		start := len(st.arena)
-		st.arena = appendDurationText(st.arena, b)
-		return types.NewStringBytes(st.arena[start:len(st.arena):len(st.arena)]), true
+		return binaryDurationDatum(b), true
 	case mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeString, mysql.TypeNewDecimal,
 		mysql.TypeEnum, mysql.TypeSet, mysql.TypeJSON, mysql.TypeTinyBlob, mysql.TypeBlob,
 		mysql.TypeMediumBlob, mysql.TypeLongBlob, mysql.TypeGeometry, mysql.TypeBit,
@@ -245,7 +241,13 @@ func decodeParam(r *reader, st *stmt, tp byte, unsigned bool) (types.Datum, bool
 		if isNull {
 			return types.NewNull(), true
 		}
-		return stringDatum(tp, r.bytes(int(n))), true
+		b := r.bytes(int(n))
+		if tp == mysql.TypeNewDecimal || tp == 0 {
+			if d, err := types.ParseDecimal(string(b)); err == nil {
+				return d, true
+			}
+		}
+		return stringDatum(tp, b), true
 	}
 	return types.Datum{}, false
 }
@@ -373,4 +375,53 @@ func (c *conn) handleStmtReset(body []byte) error {
 	}
 	st.resetLongData()
 	return c.writeOK()
+}
+
+// binaryDateTimeDatum decodes a binary DATE/DATETIME/TIMESTAMP parameter
+// (without its length byte) into a KindTime datum.
+func binaryDateTimeDatum(tp byte, v []byte) types.Datum {
+	var t types.TimeFields
+	if len(v) >= 4 {
+		t.Year = int(v[0]) | int(v[1])<<8
+		t.Month, t.Day = int(v[2]), int(v[3])
+	}
+	if len(v) >= 7 {
+		t.Hour, t.Minute, t.Second = int(v[4]), int(v[5]), int(v[6])
+	}
+	fsp := 0
+	if len(v) >= 11 {
+		t.Micro = int(uint32(v[7]) | uint32(v[8])<<8 | uint32(v[9])<<16 | uint32(v[10])<<24)
+		if t.Micro != 0 {
+			fsp = types.MaxFsp
+		}
+	}
+	if !t.Valid() {
+		var tmp [32]byte
+		return types.NewString(string(appendDateTimeText(tmp[:0], tp, v)))
+	}
+	if tp != mysql.TypeDate && tp != mysql.TypeNewDate {
+		tp = mysql.TypeDatetime
+	}
+	return types.NewTime(t, tp, fsp)
+}
+
+// binaryDurationDatum decodes a binary TIME parameter (without its length
+// byte) into a KindDuration datum.
+func binaryDurationDatum(v []byte) types.Datum {
+	if len(v) < 8 {
+		return types.NewDuration(0, 0)
+	}
+	days := int64(uint32(v[1]) | uint32(v[2])<<8 | uint32(v[3])<<16 | uint32(v[4])<<24)
+	us := ((days*24+int64(v[5]))*3600 + int64(v[6])*60 + int64(v[7])) * 1000000
+	fsp := 0
+	if len(v) >= 12 {
+		if m := int64(uint32(v[8]) | uint32(v[9])<<8 | uint32(v[10])<<16 | uint32(v[11])<<24); m != 0 {
+			us += m
+			fsp = types.MaxFsp
+		}
+	}
+	if v[0] == 1 {
+		us = -us
+	}
+	return types.NewDuration(us, fsp)
 }

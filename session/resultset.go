@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/sql/executor"
@@ -35,23 +34,41 @@ func stringFields(names ...string) []*Field {
 
 const defaultBatch = 256
 
-// formatRow turns values that the engine keeps in another kind into what
-// the column type promises on the wire (DECIMAL results computed in
-// floating point print with the type's scale).
+// formatRow gives values the presentation their column type promises:
+// a DECIMAL(p,s) column prints exactly s fraction digits whatever the scale
+// of the value (1.5 read back from an index key, an integer SUM), and a
+// DATE/DATETIME(fsp) column prints as its type (a value decoded from a key
+// carries no type). Values already in shape are left alone (no work on the
+// common path).
 func formatRow(fields []*Field, row types.Row) {
 	for i, f := range fields {
 		if i >= len(row) {
 			break
 		}
 		d := row[i]
-		if f.Type.Tp == mysql.TypeNewDecimal {
-			switch d.Kind() {
-			case types.KindFloat64:
-				row[i] = types.NewString(strconv.FormatFloat(d.Float(), 'f', max(f.Type.Decimal, 0), 64))
-			case types.KindInt64, types.KindUint64:
-				if f.Type.Decimal > 0 {
-					row[i] = types.NewString(strconv.FormatFloat(d.ToFloat(), 'f', f.Type.Decimal, 64))
-				}
+		if d.IsNull() {
+			continue
+		}
+		switch ft := &f.Type; {
+		case ft.Tp == mysql.TypeNewDecimal:
+			if ft.Decimal < 0 || ft.Decimal > types.MaxDecimalScale {
+				continue
+			}
+			if d.Kind() == types.KindDecimal && d.DecimalScale() == ft.Decimal {
+				continue
+			}
+			if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
+				continue
+			}
+			x, _ := d.ToDecimal()
+			row[i], _ = types.DecimalRound(x, ft.Decimal, types.RoundHalfUp)
+		case ft.IsTime():
+			if d.Kind() == types.KindTime && (d.TimeType() != ft.Tp || d.Fsp() != max(ft.Decimal, 0)) {
+				row[i] = d.WithTimeType(ft.Tp, max(ft.Decimal, 0))
+			}
+		case ft.Tp == mysql.TypeDuration:
+			if d.Kind() == types.KindDuration && d.Fsp() != max(ft.Decimal, 0) {
+				row[i] = types.NewDuration(d.DurationMicros(), max(ft.Decimal, 0))
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package executor
 import (
 	"math"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/types"
@@ -14,6 +16,8 @@ type aggState struct {
 	isum     int64
 	fsum     float64
 	useFloat bool
+	useDec   bool        // dsum holds the exact sum (a DECIMAL was seen)
+	dsum     types.Datum // KindDecimal
 	val      types.Datum
 	has      bool
 	buf      []byte
@@ -117,9 +121,27 @@ func (e *hashAggExec) update(st *aggState, a *planner.AggDesc, row types.Row) er
 		st.count++
 	case "sum", "avg":
 		st.count++
+		if !st.useFloat && (st.useDec || v.Kind() == types.KindDecimal || (v.Kind() == types.KindUint64 && a.Ft.Tp == mysql.TypeNewDecimal)) {
+			if !st.useDec {
+				st.useDec = true
+				st.dsum = types.NewDecimalFromInt(st.isum)
+			}
+			x, _ := v.ToDecimal()
+			s, err := types.DecimalAdd(st.dsum, x)
+			if err != nil {
+				return errno.New(mysql.ErrDataOutOfRange, "DECIMAL value is out of range in 'sum'")
+			}
+			st.dsum = s
+			return nil
+		}
 		if !st.useFloat && v.Kind() == types.KindInt64 {
 			s := st.isum + v.Int()
 			if (v.Int() > 0 && s < st.isum) || (v.Int() < 0 && s > st.isum) {
+				if a.Ft.Tp == mysql.TypeNewDecimal { // SUM(BIGINT) is exact in MySQL
+					st.useDec = true
+					st.dsum, _ = types.DecimalAdd(types.NewDecimalFromInt(st.isum), types.NewDecimalFromInt(v.Int()))
+					return nil
+				}
 				st.useFloat = true
 				st.fsum = float64(st.isum) + float64(v.Int())
 			} else {
@@ -191,10 +213,27 @@ func (e *hashAggExec) result(st *aggState, a *planner.AggDesc) types.Datum {
 		if st.useFloat {
 			return types.NewFloat(st.fsum)
 		}
+		if st.useDec {
+			return st.dsum
+		}
+		if a.Ft.Tp == mysql.TypeNewDecimal {
+			return types.NewDecimalFromInt(st.isum)
+		}
 		return types.NewInt(st.isum)
 	case "avg":
 		if st.count == 0 {
 			return types.Datum{}
+		}
+		if !st.useFloat && a.Ft.Tp == mysql.TypeNewDecimal {
+			sum := st.dsum
+			if !st.useDec {
+				sum = types.NewDecimalFromInt(st.isum)
+			}
+			incr := max(a.Ft.Decimal-sum.DecimalScale(), 0)
+			r, _, err := types.DecimalDiv(sum, types.NewDecimalFromInt(st.count), incr)
+			if err == nil {
+				return r
+			}
 		}
 		s := st.fsum
 		if !st.useFloat {

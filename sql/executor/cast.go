@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -74,6 +75,18 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		case types.KindUint64:
 			uv = d.Uint()
 			iv = int64(uv)
+		case types.KindDecimal:
+			r, _ := types.DecimalRound(d, 0, types.RoundHalfUp)
+			if r.IsCompactDecimal() {
+				return CastToColumn(ctx, types.NewInt(r.DecimalCoef()), c, row)
+			}
+			if u, ok := types.DecimalToUint(r); ok {
+				return CastToColumn(ctx, types.NewUint(u), c, row)
+			}
+			return CastToColumn(ctx, types.NewFloat(r.ToFloat()), c, row)
+		case types.KindTime, types.KindDuration:
+			v, _ := d.ToInt()
+			return CastToColumn(ctx, types.NewInt(v), c, row)
 		case types.KindFloat64:
 			f := math.Round(d.Float())
 			if f < float64(lo) || f > float64(hi) {
@@ -140,28 +153,21 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		}
 		return types.NewFloat(f), nil
 	case ft.Tp == mysql.TypeNewDecimal:
-		var f float64
-		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
-			var ok bool
-			f, ok = types.ParseFloatPrefix(strings.TrimSpace(d.StringValue()))
-			if !ok {
-				if err := castFail(ctx, strict, errno.New(mysql.ErrTruncatedWrongValueForField,
-					"Incorrect decimal value: '%s' for column '%s' at row %d", d.StringValue(), c.Name, row)); err != nil {
-					return d, err
-				}
-			}
-		} else {
-			f = d.ToFloat()
-		}
-		dec := max(ft.Decimal, 0)
-		limit := math.Pow(10, float64(ft.Flen-dec))
-		if ft.Flen > 0 && math.Abs(f) >= limit {
-			if err := castFail(ctx, strict, outOfRange()); err != nil {
+		return castDecimalColumn(ctx, d, c, row)
+	case ft.IsTime():
+		return castTimeColumn(ctx, d, c, row)
+	case ft.Tp == mysql.TypeDuration:
+		v, err := d.ToDuration(max(ft.Decimal, 0))
+		if err != nil {
+			if err := castFail(ctx, strict, errno.New(mysql.ErrTruncatedWrongValue,
+				"Incorrect time value: '%s' for column '%s' at row %d", d.String(), c.Name, row)); err != nil {
 				return d, err
 			}
-			f = math.Copysign(limit-math.Pow(10, -float64(dec)), f)
+			if err != types.ErrDurationRange {
+				v = types.NewDuration(0, max(ft.Decimal, 0))
+			}
 		}
-		return types.NewString(strconv.FormatFloat(f, 'f', dec, 64)), nil
+		return v, nil
 	default:
 		kind := tablecodec.DatumKindOf(ft)
 		var b []byte
@@ -188,6 +194,124 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		}
 		return types.NewStringBytes(b), nil
 	}
+}
+
+// castDecimalColumn stores d into DECIMAL(p,s): rounded half away from
+// zero to s digits; more than p-s integer digits is error 1264 (strict) or
+// clipped to the type's extreme; a non-numeric string is error 1366.
+func castDecimalColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
+	ft := &c.Type
+	strict := ctx.StrictMode
+	var v types.Datum
+	switch d.Kind() {
+	case types.KindString, types.KindBytes:
+		var ok bool
+		v, ok = types.ParseDecimalPrefix(d.StringValue())
+		if !ok {
+			if err := castFail(ctx, strict, errno.New(mysql.ErrTruncatedWrongValueForField,
+				"Incorrect decimal value: '%s' for column '%s' at row %d", d.StringValue(), c.Name, row)); err != nil {
+				return d, err
+			}
+		}
+	case types.KindFloat64:
+		var err error
+		if v, err = types.DecimalFromFloat(d.Float()); err != nil {
+			if err := castFail(ctx, strict, errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row)); err != nil {
+				return d, err
+			}
+			return types.DecimalMaxValue(decimalPrecision(ft), decimalScale(ft), d.Float() < 0), nil
+		}
+	default:
+		v, _ = d.ToDecimal()
+	}
+	p, sc := decimalPrecision(ft), decimalScale(ft)
+	r, _ := types.DecimalRound(v, sc, types.RoundHalfUp)
+	if !types.DecimalFitsPrecision(r, p, sc) || (ft.IsUnsigned() && types.DecimalSign(r) < 0) {
+		if err := castFail(ctx, strict, errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row)); err != nil {
+			return d, err
+		}
+		if ft.IsUnsigned() && types.DecimalSign(r) < 0 {
+			return types.NewDecimalFromCoef(0, sc), nil
+		}
+		return types.DecimalMaxValue(p, sc, types.DecimalSign(r) < 0), nil
+	}
+	return r, nil
+}
+
+// decimalPrecision and decimalScale are a DECIMAL column's (p,s), with
+// MySQL's defaults (DECIMAL = DECIMAL(10,0)).
+func decimalPrecision(ft *types.FieldType) int {
+	if ft.Flen <= 0 {
+		return 10
+	}
+	return min(ft.Flen, types.MaxDecimalPrecision)
+}
+
+func decimalScale(ft *types.FieldType) int {
+	if ft.Decimal <= 0 {
+		return 0
+	}
+	return min(ft.Decimal, types.MaxDecimalScale)
+}
+
+// castTimeColumn stores d into a DATE/DATETIME/TIMESTAMP column: invalid
+// values, and zero dates or zero parts (NO_ZERO_DATE, NO_ZERO_IN_DATE) are
+// error 1292 in strict mode; otherwise a warning and the zero value (or the
+// value, for zero parts).
+func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
+	ft := &c.Type
+	fsp := max(ft.Decimal, 0)
+	what := "datetime"
+	if ft.Tp == mysql.TypeDate || ft.Tp == mysql.TypeNewDate {
+		what = "date"
+	}
+	incorrect := func() *errno.SQLError {
+		return errno.New(mysql.ErrTruncatedWrongValue, "Incorrect %s value: '%s' for column '%s' at row %d", what, d.String(), c.Name, row)
+	}
+	v, err := d.ToTime(ft.Tp, fsp)
+	if err != nil {
+		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
+			return d, err
+		}
+		return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
+	}
+	f := v.TimeFields()
+	if f.IsZeroDate() || f.HasZeroInDate() {
+		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
+			return d, err
+		}
+		if f.HasZeroInDate() {
+			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
+		}
+		return v, nil
+	}
+	if ft.Tp == mysql.TypeTimestamp {
+		g := f.GoTime(time.Local)
+		if g.Before(timestampMin) || g.After(timestampMax) {
+			if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
+				return d, err
+			}
+			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
+		}
+	}
+	return v, nil
+}
+
+var (
+	timestampMin = time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
+	timestampMax = time.Date(2038, 1, 19, 3, 14, 7, 999999000, time.UTC)
+)
+
+// isCurrentTimestamp reports a CURRENT_TIMESTAMP default (NOW() and the
+// (fsp) forms included).
+func isCurrentTimestamp(s string) bool {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	for _, p := range []string{"CURRENT_TIMESTAMP", "NOW(", "LOCALTIMESTAMP", "LOCALTIME"} {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func isCharType(ft *types.FieldType) bool {
@@ -221,6 +345,9 @@ func intDatum(ft *types.FieldType, iv int64, uv uint64, neg bool) types.Datum {
 // an error when it has no default and is NOT NULL (strict mode).
 func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	if c.Default != nil {
+		if (c.Type.IsTime() || c.Type.Tp == mysql.TypeDuration) && isCurrentTimestamp(*c.Default) {
+			return CastToColumn(ctx, types.NewTime(types.TimeFieldsOf(ctx.Eval.Now()), mysql.TypeDatetime, types.MaxFsp), c, row)
+		}
 		return CastToColumn(ctx, types.NewString(*c.Default), c, row)
 	}
 	if c.HasDefault || !c.Type.NotNull() || c.AutoIncrement {
@@ -244,9 +371,12 @@ func zeroValue(c *catalog.ColumnInfo) types.Datum {
 		return types.NewFloat(0)
 	case types.KindBytes:
 		return types.NewBytes([]byte{})
-	}
-	if c.Type.Tp == mysql.TypeNewDecimal {
-		return types.NewString("0")
+	case types.KindDecimal:
+		return types.NewDecimalFromCoef(0, decimalScale(&c.Type))
+	case types.KindTime:
+		return types.NewTime(types.TimeFields{}, c.Type.Tp, max(c.Type.Decimal, 0))
+	case types.KindDuration:
+		return types.NewDuration(0, max(c.Type.Decimal, 0))
 	}
 	return types.NewString("")
 }
@@ -310,10 +440,62 @@ func keyDatum(v types.Datum, ft *types.FieldType) (d types.Datum, exact bool, ok
 			return types.NewBytes(v.Bytes()), true, true
 		}
 		return types.NewBytes(v.AppendText(nil)), true, true
-	default:
-		if ft.Tp == mysql.TypeNewDecimal {
+	case types.KindDecimal:
+		var dv types.Datum
+		switch v.Kind() {
+		case types.KindString, types.KindBytes:
+			dv, _ = types.ParseDecimalPrefix(v.StringValue())
+		case types.KindFloat64:
+			var err error
+			if dv, err = types.DecimalFromFloat(v.Float()); err != nil {
+				return v, false, false
+			}
+		default:
+			dv, _ = v.ToDecimal()
+		}
+		// Stored values have the column's scale: a value with more digits
+		// equals none of them, and as a range bound it is rounded toward
+		// the inside by the caller (exact=false).
+		r, changed := types.DecimalRound(dv, decimalScale(ft), types.RoundTrunc)
+		return r, !changed, true
+	case types.KindTime:
+		var t types.Datum
+		var err error
+		if v.Kind() == types.KindTime {
+			t = v
+		} else {
+			t, err = v.ToTime(mysql.TypeDatetime, types.MaxFsp)
+			if err != nil {
+				return v, false, false
+			}
+		}
+		// A stored DATE has no time part, a DATETIME(fsp) no digits past fsp.
+		p := t.TimePacked()
+		var mask uint64
+		switch {
+		case ft.Tp == mysql.TypeDate || ft.Tp == mysql.TypeNewDate:
+			mask = 1<<37 - 1
+		default:
+			f := t.TimeFields()
+			if fsp := max(ft.Decimal, 0); fsp < types.MaxFsp {
+				q := int([]int{1000000, 100000, 10000, 1000, 100, 10}[fsp])
+				if f.Micro%q != 0 {
+					f.Micro -= f.Micro % q
+					return types.NewTimeFromPacked(f.Pack(), ft.Tp, max(ft.Decimal, 0)), false, true
+				}
+			}
+		}
+		if p&mask != 0 {
+			return types.NewTimeFromPacked(p&^mask, ft.Tp, 0), false, true
+		}
+		return types.NewTimeFromPacked(p, ft.Tp, max(ft.Decimal, 0)), true, true
+	case types.KindDuration:
+		t, err := v.ToDuration(types.MaxFsp)
+		if err != nil {
 			return v, false, false
 		}
+		return t, true, true
+	default:
 		if v.Kind() == types.KindString || v.Kind() == types.KindBytes {
 			return types.NewStringBytes(v.Bytes()), true, true
 		}

@@ -79,6 +79,39 @@ func isFloatType(ft *types.FieldType) bool {
 	return ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.IsString() && ft.Tp != mysql.TypeNewDecimal
 }
 
+// decScale is the scale an argument contributes to decimal arithmetic
+// (integers have 0).
+func decScale(ft *types.FieldType) int {
+	if ft.Tp == mysql.TypeNewDecimal {
+		return min(max(ft.Decimal, 0), types.MaxDecimalScale)
+	}
+	return 0
+}
+
+// intDigits is the number of integer digits a decimal or integer argument
+// may have.
+func intDigits(ft *types.FieldType) int {
+	switch {
+	case ft.Tp == mysql.TypeNewDecimal:
+		if ft.Flen <= 0 {
+			return types.MaxDecimalPrecision - decScale(ft)
+		}
+		return max(ft.Flen-decScale(ft), 1)
+	case ft.IsInteger():
+		if ft.Flen <= 0 || ft.Flen > 20 {
+			return 20
+		}
+		return ft.Flen
+	}
+	return types.MaxDecimalPrecision
+}
+
+func decimalType(prec, scale int) types.FieldType {
+	scale = min(scale, types.MaxDecimalScale)
+	prec = min(max(prec, scale, 1), types.MaxDecimalPrecision)
+	return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: prec, Decimal: scale, Flag: mysql.BinaryFlag}
+}
+
 // arithType: integer when both sides are integers, decimal when a side is,
 // double otherwise (strings convert to double).
 func arithType(args []Expr) types.FieldType {
@@ -104,7 +137,8 @@ func arithType(args []Expr) types.FieldType {
 	case isFloat:
 		return doubleType(args)
 	case isDec:
-		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+		a, b := args[0].Type(), args[1].Type()
+		return decimalType(max(intDigits(a), intDigits(b))+1+dec, dec)
 	}
 	ft := intType(args)
 	if unsigned {
@@ -113,18 +147,85 @@ func arithType(args []Expr) types.FieldType {
 	return ft
 }
 
+// mulType: the scale of a product is the sum of the scales.
+func mulType(args []Expr) types.FieldType {
+	at := arithType(args)
+	if at.Tp != mysql.TypeNewDecimal {
+		return at
+	}
+	a, b := args[0].Type(), args[1].Type()
+	return decimalType(intDigits(a)+intDigits(b)+decScale(a)+decScale(b), decScale(a)+decScale(b))
+}
+
+// divType: a quotient of exact numbers is a decimal whose scale is the
+// dividend's plus div_precision_increment (4).
 func divType(args []Expr) types.FieldType {
 	at := arithType(args)
 	if at.Tp == mysql.TypeDouble {
 		return at
 	}
-	dec := 0
-	for _, a := range args {
-		if d := a.Type().Decimal; d > dec && a.Type().Tp == mysql.TypeNewDecimal {
-			dec = d
+	a, b := args[0].Type(), args[1].Type()
+	s := decScale(a) + types.DivPrecisionIncrement
+	return decimalType(intDigits(a)+decScale(b)+s, s)
+}
+
+// modType: MOD of decimals keeps the larger scale.
+func modType(args []Expr) types.FieldType {
+	at := arithType(args)
+	if at.Tp != mysql.TypeNewDecimal {
+		return at
+	}
+	a, b := args[0].Type(), args[1].Type()
+	s := max(decScale(a), decScale(b))
+	return decimalType(max(intDigits(a), intDigits(b))+s, s)
+}
+
+// isExact reports kinds that decimal arithmetic takes without rounding.
+func isExact(d types.Datum) bool {
+	k := d.Kind()
+	return k == types.KindInt64 || k == types.KindUint64 || k == types.KindDecimal
+}
+
+// useDecimal decides, per evaluation, whether an arithmetic operator
+// computes in decimal: when its type says so, or when its type was fixed
+// before a parameter's value was known (a ? is typed as a string at
+// prepare time) and both values are exact numbers.
+func useDecimal(f *ScalarFunc, a, b types.Datum) bool {
+	if f.Ft.Tp == mysql.TypeNewDecimal {
+		return true
+	}
+	if !isExact(a) || !isExact(b) || (a.Kind() != types.KindDecimal && b.Kind() != types.KindDecimal) {
+		return false
+	}
+	for _, arg := range f.Args {
+		if _, ok := arg.(*Param); ok {
+			return true
 		}
 	}
-	return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: min(dec+4, 30), Flag: mysql.BinaryFlag}
+	return false
+}
+
+func errDecimalRange(op string, a, b types.Datum) error {
+	return errno.New(mysql.ErrDataOutOfRange, "DECIMAL value is out of range in '(%s %s %s)'", a.String(), op, b.String())
+}
+
+func decimalArith(op byte, a, b types.Datum) (types.Datum, error) {
+	x, _ := a.ToDecimal()
+	y, _ := b.ToDecimal()
+	var r types.Datum
+	var err error
+	switch op {
+	case '+':
+		r, err = types.DecimalAdd(x, y)
+	case '-':
+		r, err = types.DecimalSub(x, y)
+	case '*':
+		r, err = types.DecimalMul(x, y)
+	}
+	if err != nil {
+		return types.Datum{}, errDecimalRange(string(op), a, b)
+	}
+	return r, nil
 }
 
 func evalArgs2(ctx *Context, f *ScalarFunc, row types.Row) (a, b types.Datum, null bool, err error) {
@@ -207,6 +308,9 @@ func arith(op byte) evalFunc {
 				return types.NewInt(r), nil
 			}
 		}
+		if useDecimal(f, a, b) {
+			return decimalArith(op, a, b)
+		}
 		x, y := a.ToFloat(), b.ToFloat()
 		var r float64
 		switch op {
@@ -234,6 +338,18 @@ func evalDiv(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	if null || err != nil {
 		return types.Datum{}, err
 	}
+	if useDecimal(f, a, b) {
+		x, _ := a.ToDecimal()
+		y, _ := b.ToDecimal()
+		r, dz, err := types.DecimalDiv(x, y, types.DivPrecisionIncrement)
+		if dz {
+			return divByZero(ctx)
+		}
+		if err != nil {
+			return types.Datum{}, errDecimalRange("/", a, b)
+		}
+		return r, nil
+	}
 	y := b.ToFloat()
 	if y == 0 {
 		return divByZero(ctx)
@@ -255,6 +371,18 @@ func evalIntDiv(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
 		}
 		return types.NewInt(a.Int() / b.Int()), nil
 	}
+	if isExact(a) && isExact(b) {
+		x, _ := a.ToDecimal()
+		y, _ := b.ToDecimal()
+		q, dz, ok := types.DecimalIntDiv(x, y)
+		if dz {
+			return divByZero(ctx)
+		}
+		if !ok {
+			return types.Datum{}, overflow("DIV", a, b)
+		}
+		return types.NewInt(q), nil
+	}
 	y := b.ToFloat()
 	if y == 0 {
 		return divByZero(ctx)
@@ -266,6 +394,18 @@ func evalMod(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	a, b, null, err := evalArgs2(ctx, f, row)
 	if null || err != nil {
 		return types.Datum{}, err
+	}
+	if useDecimal(f, a, b) {
+		x, _ := a.ToDecimal()
+		y, _ := b.ToDecimal()
+		r, dz, err := types.DecimalMod(x, y)
+		if dz {
+			return divByZero(ctx)
+		}
+		if err != nil {
+			return types.Datum{}, errDecimalRange("%", a, b)
+		}
+		return r, nil
 	}
 	if isIntResult(f) {
 		x, _ := a.ToInt()
@@ -396,6 +536,12 @@ func evalNeg(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 			return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "BIGINT value is out of range in '-(%d)'", d.Uint())
 		}
 		return types.NewInt(-int64(d.Uint())), nil
+	case types.KindDecimal:
+		return types.DecimalNeg(d), nil
+	}
+	if f.Ft.Tp == mysql.TypeNewDecimal {
+		x, _ := d.ToDecimal()
+		return types.DecimalNeg(x), nil
 	}
 	return types.NewFloat(-d.ToFloat()), nil
 }
@@ -579,11 +725,33 @@ func ConvertTo(d types.Datum, ft *types.FieldType) types.Datum {
 		}
 		v, _ := d.ToInt()
 		return types.NewInt(v)
-	case ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeNewDecimal:
-		if d.Kind() == types.KindFloat64 || ft.Tp == mysql.TypeNewDecimal && (d.Kind() == types.KindInt64 || d.Kind() == types.KindUint64) {
+	case ft.Tp == mysql.TypeNewDecimal:
+		x, _ := d.ToDecimal()
+		if ft.Decimal >= 0 && ft.Decimal != x.DecimalScale() {
+			x, _ = types.DecimalRound(x, ft.Decimal, types.RoundHalfUp)
+		}
+		return x
+	case ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat:
+		if d.Kind() == types.KindFloat64 {
 			return d
 		}
 		return types.NewFloat(d.ToFloat())
+	case ft.IsTime():
+		if d.Kind() == types.KindTime && d.TimeType() == ft.Tp {
+			return d
+		}
+		if t, err := d.ToTime(ft.Tp, max(ft.Decimal, 0)); err == nil {
+			return t
+		}
+		return types.Datum{}
+	case ft.Tp == mysql.TypeDuration:
+		if d.Kind() == types.KindDuration {
+			return d
+		}
+		if t, err := d.ToDuration(max(ft.Decimal, 0)); err == nil {
+			return t
+		}
+		return types.Datum{}
 	case ft.IsString():
 		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
 			return d
@@ -616,11 +784,16 @@ func unifiedType(args []Expr) types.FieldType {
 				res.Flag &^= mysql.UnsignedFlag
 			}
 		case (res.IsInteger() || res.Tp == mysql.TypeNewDecimal) && (ft.IsInteger() || ft.Tp == mysql.TypeNewDecimal):
-			if ft.Tp == mysql.TypeNewDecimal {
-				dec := max(res.Decimal, ft.Decimal)
-				*res = *ft
-				res.Decimal = dec
+			dec := max(decScale(res), decScale(ft))
+			*res = decimalType(max(intDigits(res), intDigits(ft))+dec, dec)
+		case res.IsTime() && ft.IsTime():
+			if ft.Tp != res.Tp {
+				*res = TimeFieldType(mysql.TypeDatetime, max(res.Decimal, ft.Decimal))
+			} else {
+				res.Decimal = max(res.Decimal, ft.Decimal)
 			}
+		case res.Tp == mysql.TypeDuration && ft.Tp == mysql.TypeDuration:
+			res.Decimal = max(res.Decimal, ft.Decimal)
 		case isNumericType(res) && isNumericType(ft):
 			*res = doubleType(nil)
 		default:
@@ -711,6 +884,8 @@ func evalAbs(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		return d, nil
 	case types.KindUint64:
 		return d, nil
+	case types.KindDecimal:
+		return types.DecimalAbs(d), nil
 	}
 	return types.NewFloat(math.Abs(d.ToFloat())), nil
 }
@@ -720,6 +895,19 @@ func numFunc1(fn func(float64) float64) evalFunc {
 		d, err := f.Args[0].Eval(ctx, row)
 		if err != nil || d.IsNull() {
 			return d, err
+		}
+		if d.Kind() == types.KindDecimal && (f.Name == "floor" || f.Name == "ceil" || f.Name == "ceiling") {
+			mode := types.RoundFloor
+			if f.Name != "floor" {
+				mode = types.RoundCeil
+			}
+			r, _ := types.DecimalRound(d, 0, mode)
+			if f.Ft.IsInteger() {
+				if v, ok := r.ToInt(); ok {
+					return types.NewInt(v), nil
+				}
+			}
+			return r, nil
 		}
 		if (d.Kind() == types.KindInt64 || d.Kind() == types.KindUint64) && f.Ft.IsInteger() {
 			return d, nil
@@ -733,11 +921,20 @@ func numFunc1(fn func(float64) float64) evalFunc {
 }
 
 func roundType(args []Expr) types.FieldType {
-	if args[0].Type().IsInteger() {
+	at := args[0].Type()
+	if at.IsInteger() {
 		return intType(args)
 	}
-	if len(args) == 1 && args[0].Type().Tp == mysql.TypeNewDecimal {
-		return intType(args)
+	if at.Tp == mysql.TypeNewDecimal {
+		s := 0
+		if len(args) > 1 {
+			s = decScale(at)
+			if c, ok := args[1].(*Constant); ok && !c.Value.IsNull() {
+				v, _ := c.Value.ToInt()
+				s = int(min(max(v, 0), types.MaxDecimalScale))
+			}
+		}
+		return decimalType(intDigits(at)+1+s, s)
 	}
 	return doubleType(args)
 }
@@ -757,6 +954,30 @@ func evalRound(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) 
 	}
 	if d.Kind() == types.KindInt64 && places >= 0 {
 		return d, nil
+	}
+	if d.Kind() == types.KindDecimal || (f.Ft.Tp == mysql.TypeNewDecimal && isExact(d)) {
+		x, _ := d.ToDecimal()
+		mode := types.RoundHalfUp
+		if f.Name == "truncate" {
+			mode = types.RoundTrunc
+		}
+		r, _ := types.DecimalRound(x, int(max(min(places, 100), -100)), mode)
+		if f.Ft.Tp == mysql.TypeNewDecimal && places >= 0 && int64(f.Ft.Decimal) > places {
+			r, _ = types.DecimalRound(r, f.Ft.Decimal, types.RoundHalfUp) // pad to the type's scale
+		}
+		if f.Ft.IsInteger() {
+			v, _ := r.ToInt()
+			return types.NewInt(v), nil
+		}
+		return r, nil
+	}
+	if f.Name == "truncate" {
+		scale := math.Pow(10, float64(places))
+		r := math.Trunc(d.ToFloat()*scale) / scale
+		if f.Ft.IsInteger() {
+			return types.NewFloat(r).ToIntDatum(), nil
+		}
+		return types.NewFloat(r), nil
 	}
 	scale := math.Pow(10, float64(places))
 	r := math.Round(d.ToFloat()*scale) / scale
@@ -881,10 +1102,10 @@ func init() {
 	builtins = map[string]builtin{
 		"plus":             b2(arith('+'), arithType),
 		"minus":            b2(arith('-'), arithType),
-		"mul":              b2(arith('*'), arithType),
+		"mul":              b2(arith('*'), mulType),
 		"div":              b2(evalDiv, divType),
 		"intdiv":           b2(evalIntDiv, intType),
-		"mod":              b2(evalMod, arithType),
+		"mod":              b2(evalMod, modType),
 		"eq":               b2(cmpFunc("eq"), boolType),
 		"ne":               b2(cmpFunc("ne"), boolType),
 		"lt":               b2(cmpFunc("lt"), boolType),
@@ -914,6 +1135,7 @@ func init() {
 		"ceiling":          b1(numFunc1(math.Ceil), roundType1),
 		"sqrt":             b1(numFunc1(math.Sqrt), doubleType),
 		"round":            {1, 2, evalRound, roundType, false},
+		"truncate":         {2, 2, evalRound, roundType, false},
 		"greatest":         {2, -1, evalGreatestLeast(true), unifiedType, false},
 		"least":            {2, -1, evalGreatestLeast(false), unifiedType, false},
 		"concat":           {1, -1, evalConcat, stringType, false},

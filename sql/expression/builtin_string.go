@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -204,27 +203,9 @@ func init() {
 		return types.NewFloat(math.Log(x) / math.Log(b))
 	}), doubleType)
 	add("pi", 0, 0, func(*Context, *ScalarFunc, types.Row) (types.Datum, error) { return types.NewFloat(math.Pi), nil }, doubleType)
-	add("truncate", 2, 2, strFn(func(a []types.Datum) types.Datum {
-		p := math.Pow(10, float64(intArg(a[1])))
-		if a[0].Kind() == types.KindInt64 && intArg(a[1]) >= 0 {
-			return a[0]
-		}
-		return types.NewFloat(math.Trunc(a[0].ToFloat()*p) / p)
-	}), roundType)
 	builtins["rand"] = builtin{0, 1, func(*Context, *ScalarFunc, types.Row) (types.Datum, error) {
 		return types.NewFloat(rand.Float64()), nil
 	}, doubleType, true}
-	now := func(layout string) evalFunc {
-		return func(*Context, *ScalarFunc, types.Row) (types.Datum, error) {
-			return types.NewString(time.Now().Format(layout)), nil
-		}
-	}
-	for _, n := range []string{"now", "current_timestamp", "sysdate", "localtime", "localtimestamp"} {
-		builtins[n] = builtin{0, 1, now("2006-01-02 15:04:05"), datetimeType, true}
-	}
-	for _, n := range []string{"curdate", "current_date"} {
-		builtins[n] = builtin{0, 0, now("2006-01-02"), dateType, true}
-	}
 }
 
 func u64bytes(v uint64) []byte {

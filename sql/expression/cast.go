@@ -16,7 +16,21 @@ func NewCast(e Expr, tp *ptypes.FieldType) (Expr, error) {
 	case mysql.TypeLonglong, mysql.TypeLong:
 		ft.Tp = mysql.TypeLonglong
 		ft.Flen = 21
-	case mysql.TypeDouble, mysql.TypeFloat, mysql.TypeNewDecimal:
+	case mysql.TypeDouble, mysql.TypeFloat:
+	case mysql.TypeNewDecimal:
+		// CAST(x AS DECIMAL) is DECIMAL(10,0); (p) is (p,0).
+		if ft.Flen <= 0 {
+			ft.Flen = 10
+		}
+		if ft.Decimal < 0 {
+			ft.Decimal = 0
+		}
+		if ft.Flen > types.MaxDecimalPrecision || ft.Decimal > types.MaxDecimalScale || ft.Decimal > ft.Flen {
+			return nil, errno.New(mysql.ErrTooBigPrecision, "Too-big precision %d specified for 'CAST'. Maximum is %d.", ft.Flen, types.MaxDecimalPrecision)
+		}
+		ft.Flag = mysql.BinaryFlag
+	case mysql.TypeDate, mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
+		ft = TimeFieldType(ft.Tp, max(ft.Decimal, 0))
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
 		ft.Tp = mysql.TypeVarString
 		if ft.Charset == "" {
@@ -45,6 +59,14 @@ func evalCast(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 					return types.NewUint(u), nil
 				}
 			}
+			if d.Kind() == types.KindDecimal {
+				if types.DecimalSign(d) >= 0 {
+					u, _ := types.DecimalToUint(d)
+					return types.NewUint(u), nil
+				}
+				v, _ := d.ToInt()
+				return types.NewUint(uint64(v)), nil
+			}
 		}
 		if d.Kind() == types.KindFloat64 {
 			return d.ToIntDatum(), nil
@@ -52,15 +74,30 @@ func evalCast(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		v, _ := d.ToInt()
 		return types.NewInt(v), nil
 	case f.Ft.Tp == mysql.TypeNewDecimal:
-		v := d.ToFloat()
-		if f.Ft.Decimal >= 0 {
-			s := strconv.FormatFloat(v, 'f', f.Ft.Decimal, 64)
-			v, _ = strconv.ParseFloat(s, 64)
+		x, ok := d.ToDecimal()
+		if !ok {
+			ctx.AppendWarning(errno.New(mysql.ErrTruncatedWrongValue, "Truncated incorrect DECIMAL value: '%s'", d.String()))
 		}
-		if f.Ft.Decimal == 0 {
-			return types.NewFloat(v).ToIntDatum(), nil
+		r, _ := types.DecimalRound(x, f.Ft.Decimal, types.RoundHalfUp)
+		if !types.DecimalFitsPrecision(r, f.Ft.Flen, f.Ft.Decimal) {
+			ctx.AppendWarning(errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column 'cast' at row 1"))
+			return types.DecimalMaxValue(f.Ft.Flen, f.Ft.Decimal, types.DecimalSign(r) < 0), nil
 		}
-		return types.NewFloat(v), nil
+		return r, nil
+	case f.Ft.IsTime():
+		t, err := d.ToTime(f.Ft.Tp, f.Ft.Decimal)
+		if err != nil {
+			incorrectTime(ctx, d)
+			return types.Datum{}, nil
+		}
+		return t, nil
+	case f.Ft.Tp == mysql.TypeDuration:
+		t, err := d.ToDuration(f.Ft.Decimal)
+		if err != nil && err != types.ErrDurationRange {
+			ctx.AppendWarning(errno.New(mysql.ErrTruncatedWrongValue, "Truncated incorrect time value: '%s'", d.String()))
+			return types.Datum{}, nil
+		}
+		return t, nil
 	case f.Ft.Tp == mysql.TypeDouble || f.Ft.Tp == mysql.TypeFloat:
 		return types.NewFloat(d.ToFloat()), nil
 	default:

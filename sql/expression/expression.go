@@ -11,6 +11,8 @@
 package expression
 
 import (
+	"time"
+
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/types"
 )
@@ -31,6 +33,19 @@ type Context struct {
 	Vars func(name string, system, global bool) (types.Datum, error)
 	// Slots hold the current outer rows of index joins (see Correlated).
 	Slots []types.Row
+	// StmtTime is the statement's start time, which NOW(), CURDATE() and
+	// CURRENT_TIMESTAMP defaults return throughout the statement (MySQL's
+	// rule). The session sets it per statement; when it is zero, each call
+	// reads the clock.
+	StmtTime time.Time
+}
+
+// Now is the statement time (see StmtTime), in the local time zone.
+func (c *Context) Now() time.Time {
+	if c == nil || c.StmtTime.IsZero() {
+		return time.Now()
+	}
+	return c.StmtTime
 }
 
 // SessionInfo is what built-in functions may ask of the session.
@@ -100,6 +115,13 @@ func TypeOfDatum(d types.Datum) types.FieldType {
 		return types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: -1, Flag: mysql.BinaryFlag}
 	case types.KindNull:
 		return types.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
+	case types.KindDecimal:
+		n := len(d.AppendText(nil))
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: n, Decimal: d.DecimalScale(), Flag: mysql.BinaryFlag}
+	case types.KindTime:
+		return TimeFieldType(d.TimeType(), d.Fsp())
+	case types.KindDuration:
+		return TimeFieldType(mysql.TypeDuration, d.Fsp())
 	case types.KindBytes:
 		return types.FieldType{Tp: mysql.TypeVarString, Flen: len(d.Bytes()), Charset: "binary", Flag: mysql.BinaryFlag}
 	default:

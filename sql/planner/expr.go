@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -105,11 +104,11 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := expression.NewConstant(d)
-		if x.Datum.Kind() == driver.KindMysqlDecimal {
-			c.Ft = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: decimalDigits(x.Datum.GetMysqlDecimal().String()), Flag: mysql.BinaryFlag}
-		}
-		return c, nil
+		return expression.NewConstant(d), nil
+	case *ast.TimeUnitExpr:
+		// INTERVAL units (DATE_ADD, TIMESTAMPDIFF, EXTRACT) reach the
+		// functions as their keyword.
+		return expression.NewConstant(types.NewString(x.Unit.String())), nil
 	case *ast.ColumnNameExpr:
 		return b.columnRef(s, x.Name)
 	case *ast.BinaryOperationExpr:
@@ -346,13 +345,6 @@ var binaryOps = map[opcode.Op]string{
 	opcode.NullEQ: "nulleq", opcode.LogicAnd: "and", opcode.LogicOr: "or", opcode.LogicXor: "xor",
 }
 
-func decimalDigits(s string) int {
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		return len(s) - i - 1
-	}
-	return 0
-}
-
 // literalDatum converts a parser literal to a Datum.
 func literalDatum(d *driver.Datum) (types.Datum, error) {
 	switch d.Kind() {
@@ -369,11 +361,11 @@ func literalDatum(d *driver.Datum) (types.Datum, error) {
 	case driver.KindBytes:
 		return types.NewBytes(d.GetBytes()), nil
 	case driver.KindMysqlDecimal:
-		f, err := strconv.ParseFloat(d.GetMysqlDecimal().String(), 64)
+		v, err := types.ParseDecimal(d.GetMysqlDecimal().String())
 		if err != nil {
 			return types.Datum{}, errno.New(mysql.ErrDataOutOfRange, "DECIMAL value is out of range")
 		}
-		return types.NewFloat(f), nil
+		return v, nil
 	case driver.KindBinaryLiteral:
 		return types.NewBytes([]byte(d.GetBinaryLiteral())), nil
 	}
