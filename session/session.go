@@ -345,9 +345,11 @@ func isSQL(err error) bool {
 func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.Statement) *executor.Context {
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 	s.evalCtx.Outer = s.evalCtx.Outer[:0]
+	s.evalCtx.StmtTime = time.Now()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait()}
 	s.evalCtx.Subquery = ec.RunSubquery
+	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	return ec
 }
 

@@ -50,6 +50,7 @@ type Context struct {
 	InsertID uint64
 
 	subqueryCache map[int][]types.Row
+	keyedCache    map[int]map[string]types.Datum
 }
 
 // Executor produces rows. Next returns nil at the end.
@@ -177,6 +178,35 @@ func (ctx *Context) RunSubquery(id int, outer types.Row) ([]types.Row, error) {
 		ctx.subqueryCache[id] = rows
 	}
 	return rows, nil
+}
+
+// KeyedLookup finds the group of a decorrelated subquery (see
+// expression.SubqueryKeyed): the subquery runs once per statement and its
+// rows are indexed by their key columns.
+func (ctx *Context) KeyedLookup(id int, keys []types.Datum) (types.Datum, bool, error) {
+	for _, k := range keys {
+		if k.IsNull() {
+			return types.Datum{}, false, nil
+		}
+	}
+	m, ok := ctx.keyedCache[id]
+	if !ok {
+		rows, err := ctx.RunSubquery(id, nil)
+		if err != nil {
+			return types.Datum{}, false, err
+		}
+		n := ctx.Stmt.Subqueries[id].Keyed
+		m = make(map[string]types.Datum, len(rows))
+		for _, r := range rows {
+			m[string(groupKey(nil, nil, r[:n]))] = r[n]
+		}
+		if ctx.keyedCache == nil {
+			ctx.keyedCache = map[int]map[string]types.Datum{}
+		}
+		ctx.keyedCache[id] = m
+	}
+	v, found := m[string(groupKey(nil, nil, keys))]
+	return v, found, nil
 }
 
 type dualExec struct{ done bool }

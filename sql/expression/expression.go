@@ -33,6 +33,8 @@ type Context struct {
 	Vars func(name string, system, global bool) (types.Datum, error)
 	// Slots hold the current outer rows of index joins (see Correlated).
 	Slots []types.Row
+	// KeyedLookup finds the value of a decorrelated subquery's group.
+	KeyedLookup func(id int, keys []types.Datum) (types.Datum, bool, error)
 	// StmtTime is the statement's start time, which NOW(), CURDATE() and
 	// CURRENT_TIMESTAMP defaults return throughout the statement (MySQL's
 	// rule). The session sets it per statement; when it is zero, each call
@@ -140,6 +142,12 @@ func Columns(e Expr, out []int) []int {
 		}
 	case *Subquery:
 		out = append(out, x.OuterRefs...)
+		for _, k := range x.Keys {
+			out = Columns(k, out)
+		}
+		if x.Left != nil {
+			out = Columns(x.Left, out)
+		}
 	}
 	return out
 }
@@ -178,6 +186,9 @@ type Subquery struct {
 	Left Expr
 	Op   string
 	All  bool
+	// Keys and DefaultID are for SubqueryKeyed.
+	Keys      []Expr
+	DefaultID int
 }
 
 // SubqueryMode is how a subquery is used.
@@ -188,11 +199,35 @@ const (
 	SubqueryExists
 	SubqueryIn      // Left IN (subquery)
 	SubqueryCompare // Left Op ANY/ALL (subquery)
+	// SubqueryKeyed is a decorrelated scalar aggregate: subquery ID returns
+	// (key columns..., value) once per statement, grouped by the inner sides
+	// of the correlation equalities; Keys (over the outer row) pick the
+	// group, and subquery DefaultID (one row) gives the value for no group.
+	SubqueryKeyed
 )
 
 func (s *Subquery) Type() *types.FieldType { return &s.Ft }
 
 func (s *Subquery) Eval(ctx *Context, row types.Row) (types.Datum, error) {
+	if s.Mode == SubqueryKeyed {
+		keys := make([]types.Datum, len(s.Keys))
+		for i, k := range s.Keys {
+			v, err := k.Eval(ctx, row)
+			if err != nil {
+				return v, err
+			}
+			keys[i] = v
+		}
+		v, found, err := ctx.KeyedLookup(s.ID, keys)
+		if err != nil || found {
+			return v, err
+		}
+		rows, err := ctx.Subquery(s.DefaultID, nil)
+		if err != nil || len(rows) == 0 {
+			return types.Datum{}, err
+		}
+		return rows[0][0], nil
+	}
 	rows, err := ctx.Subquery(s.ID, row)
 	if err != nil {
 		return types.Datum{}, err

@@ -38,10 +38,13 @@ func keyable(ft *types.FieldType, v expression.Expr) bool {
 	if _, ok := v.(*expression.Param); ok {
 		return true // converted (or rejected) at execution
 	}
-	colNum := ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat
+	colNum := ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeNewDecimal
 	valNum := vt.IsInteger() || vt.Tp == mysql.TypeDouble || vt.Tp == mysql.TypeFloat || vt.Tp == mysql.TypeNewDecimal
 	if colNum {
 		return valNum || vt.Tp == mysql.TypeNull
+	}
+	if ft.IsTime() {
+		return vt.IsTime() || valStrOrNum(vt)
 	}
 	colStr := ft.IsString() && ft.Tp != mysql.TypeNewDecimal && ft.Tp != mysql.TypeEnum && ft.Tp != mysql.TypeSet && !isCICollation(ft)
 	valStr := vt.IsString() && vt.Tp != mysql.TypeNewDecimal
@@ -514,4 +517,8 @@ func tuplesOn(idx []int, cc *colCond) ([][]expression.Expr, int) {
 		out[i] = vals
 	}
 	return out, n
+}
+
+func valStrOrNum(vt *types.FieldType) bool {
+	return vt.IsString() || vt.IsInteger() || vt.Tp == mysql.TypeNewDecimal
 }

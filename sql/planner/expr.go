@@ -472,6 +472,11 @@ func (b *builder) addAgg(s *scope, desc *AggDesc, text string) expression.Expr {
 
 // subquery plans a subquery in a child scope of s.
 func (b *builder) subquery(s *scope, q ast.ResultSetNode, mode expression.SubqueryMode, left expression.Expr, op string, all bool) (expression.Expr, error) {
+	if mode == expression.SubqueryScalar {
+		if e, err := b.decorrelateScalarAgg(s, q); e != nil || err != nil {
+			return e, err
+		}
+	}
 	child := &scope{parent: s}
 	p, err := b.buildResultSet(child, q)
 	if err != nil {

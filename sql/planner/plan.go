@@ -269,4 +269,7 @@ type Statement struct {
 type SubqueryPlan struct {
 	Plan       Plan
 	Correlated bool
+	// Keyed > 0: a decorrelated subquery whose first Keyed columns are the
+	// group key and whose last column is the value.
+	Keyed int
 }
