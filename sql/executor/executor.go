@@ -69,7 +69,7 @@ func Build(ctx *Context, p planner.Plan) (Executor, error) {
 		}
 		return newTableReader(ctx, x), nil
 	case *planner.Dual:
-		return &dualExec{}, nil
+		return &dualExec{done: x.Empty, empty: x.Empty}, nil
 	case *planner.Selection:
 		child, err := Build(ctx, x.Child)
 		if err != nil {
@@ -209,9 +209,9 @@ func (ctx *Context) KeyedLookup(id int, keys []types.Datum) (types.Datum, bool, 
 	return v, found, nil
 }
 
-type dualExec struct{ done bool }
+type dualExec struct{ done, empty bool }
 
-func (e *dualExec) Open() error { e.done = false; return nil }
+func (e *dualExec) Open() error { e.done = e.empty; return nil }
 func (e *dualExec) Next() (types.Row, error) {
 	if e.done {
 		return nil, nil

@@ -303,6 +303,16 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 		}
 		var rest []expression.Expr
 		for _, c := range conjuncts(cond, nil) {
+			if k, ok := c.(*expression.Constant); ok {
+				if v, known := k.Value.ToBool(); !v || !known {
+					// Nothing can qualify: read nothing.
+					p = &Dual{baseSchema: baseSchema{cols: p.Columns()}, Empty: true}
+					leaves = nil
+					rest = nil
+					break
+				}
+				continue
+			}
 			if !b.pushToLeaf(c, leaves) {
 				rest = append(rest, c)
 			}

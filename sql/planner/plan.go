@@ -95,8 +95,13 @@ type TableScan struct {
 	conds []expression.Expr // pushed conditions, until the access path is chosen
 }
 
-// Dual produces one empty row (SELECT without FROM).
-type Dual struct{ baseSchema }
+// Dual produces one empty row (SELECT without FROM), or, when Empty, no
+// rows at all with the given columns (a WHERE that is false whatever the
+// data).
+type Dual struct {
+	baseSchema
+	Empty bool
+}
 
 // Selection filters rows.
 type Selection struct {
