@@ -143,7 +143,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			if c.AutoIncrement {
 				extra = "auto_increment"
 			}
-			r := types.Row{s2d(c.Name), s2d(executor.ColumnTypeString(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
+			r := types.Row{s2d(c.Name), s2d(showColumnType(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
 			if x.Full {
 				coll := types.Datum{}
 				if c.Type.IsString() && c.Type.Charset != "binary" && c.Type.Tp != mysql.TypeNewDecimal {

@@ -123,7 +123,7 @@ func normalizeVar(name, val string) (string, error) {
 			return "0", nil
 		}
 		if _, err := strconv.ParseFloat(val, 64); err != nil {
-			return "", errno.NewStd(mysql.ErrWrongTypeForVar, name)
+			return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
 		}
 		return val, nil
 	}

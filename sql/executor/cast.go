@@ -183,9 +183,10 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 				n = len(b)
 			}
 			if n > ft.Flen {
-				if err := castFail(ctx, strict, errno.New(mysql.ErrDataTooLong, "Data too long for column '%s' at row %d", c.Name, row)); err != nil {
-					return d, err
+				if strict {
+					return d, errno.New(mysql.ErrDataTooLong, "Data too long for column '%s' at row %d", c.Name, row)
 				}
+				ctx.Eval.AppendWarning(errno.New(mysql.WarnDataTruncated, "Data truncated for column '%s' at row %d", c.Name, row))
 				b = truncateChars(b, ft.Flen, kind == types.KindBytes)
 			}
 		}

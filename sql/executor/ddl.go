@@ -255,6 +255,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 					c.Default = &txt
 				}
 			case ast.ColumnOptionPrimaryKey:
+				if pk != nil {
+					return errno.NewStd(mysql.ErrMultiplePriKey)
+				}
 				pk = []*ast.IndexPartSpecification{{Column: cd.Name}}
 			case ast.ColumnOptionUniqKey:
 				indexes = append(indexes, idxDef{name: c.Name, unique: true, parts: []*ast.IndexPartSpecification{{Column: cd.Name}}})

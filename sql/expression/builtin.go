@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -115,7 +116,7 @@ func decimalType(prec, scale int) types.FieldType {
 // arithType: integer when both sides are integers, decimal when a side is,
 // double otherwise (strings convert to double).
 func arithType(args []Expr) types.FieldType {
-	dec, isDec, isFloat, unsigned := 0, false, false, true
+	dec, isDec, isFloat, unsigned, anyUnsigned := 0, false, false, false, false
 	for _, a := range args {
 		ft := a.Type()
 		switch {
@@ -129,10 +130,12 @@ func arithType(args []Expr) types.FieldType {
 		default:
 			isFloat = true
 		}
-		if !ft.IsUnsigned() {
-			unsigned = false
+		if ft.IsUnsigned() && ft.IsInteger() {
+			anyUnsigned = true
 		}
 	}
+	// MySQL: an integer operation with an unsigned operand is unsigned.
+	unsigned = anyUnsigned
 	switch {
 	case isFloat:
 		return doubleType(args)
@@ -254,30 +257,21 @@ func arith(op byte) evalFunc {
 		}
 		if isIntResult(f) {
 			if f.Ft.IsUnsigned() {
-				x, y := a.Uint(), b.Uint()
-				if a.Kind() == types.KindInt64 {
-					x = uint64(a.Int())
-				}
-				if b.Kind() == types.KindInt64 {
-					y = uint64(b.Int())
-				}
+				// Exact in big integers (operands may be negative signed
+				// values); the result must fit BIGINT UNSIGNED.
+				x, y := bigOf(a), bigOf(b)
 				switch op {
 				case '+':
-					if x+y < x {
-						return types.Datum{}, overflow("+", a, b)
-					}
-					return types.NewUint(x + y), nil
+					x.Add(x, y)
 				case '-':
-					if x < y {
-						return types.Datum{}, overflow("-", a, b)
-					}
-					return types.NewUint(x - y), nil
+					x.Sub(x, y)
 				case '*':
-					if x != 0 && (x*y)/x != y {
-						return types.Datum{}, overflow("*", a, b)
-					}
-					return types.NewUint(x * y), nil
+					x.Mul(x, y)
 				}
+				if x.Sign() < 0 || !x.IsUint64() {
+					return types.Datum{}, overflow(string(op), a, b)
+				}
+				return types.NewUint(x.Uint64()), nil
 			}
 			x, ok1 := a.ToInt()
 			y, ok2 := b.ToInt()
@@ -1202,3 +1196,11 @@ func firstArgStringType(args []Expr) types.FieldType {
 
 var _ = fmt.Sprintf
 var _ = strconv.Itoa
+
+func bigOf(d types.Datum) *big.Int {
+	if d.Kind() == types.KindUint64 {
+		return new(big.Int).SetUint64(d.Uint())
+	}
+	v, _ := d.ToInt()
+	return big.NewInt(v)
+}

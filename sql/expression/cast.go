@@ -101,6 +101,16 @@ func evalCast(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	case f.Ft.Tp == mysql.TypeDouble || f.Ft.Tp == mysql.TypeFloat:
 		return types.NewFloat(d.ToFloat()), nil
 	default:
-		return ConvertTo(d, &f.Ft), nil
+		r := ConvertTo(d, &f.Ft)
+		if f.Ft.Flen > 0 && f.Ft.IsString() && (r.Kind() == types.KindString || r.Kind() == types.KindBytes) {
+			if rs := []rune(string(r.Bytes())); len(rs) > f.Ft.Flen {
+				ctx.AppendWarning(errno.New(mysql.ErrTruncatedWrongValue, "Truncated incorrect CHAR(%d) value: '%s'", f.Ft.Flen, string(r.Bytes())))
+				if r.Kind() == types.KindBytes {
+					return types.NewBytes(r.Bytes()[:f.Ft.Flen]), nil
+				}
+				return types.NewString(string(rs[:f.Ft.Flen])), nil
+			}
+		}
+		return r, nil
 	}
 }

@@ -298,11 +298,24 @@ func (b *builder) chooseAccess(ts *TableScan) {
 				continue
 			}
 			if cc := inOf(ic.Offset); cc != nil {
-				for _, v := range cc.vals {
-					ranges = append(ranges, Range{Eq: append(append([]expression.Expr{}, eqs...), v)})
-				}
+				// Equalities on the columns after the IN column extend every
+				// point: (a IN (1,2) AND b = 3) reads (1,3) and (2,3).
+				var suffix []expression.Expr
 				used = append(used, cc)
 				score += 8
+				for _, next := range idx.Columns[i+1:] {
+					ec := eqOf(next.Offset)
+					if ec == nil || next.Length > 0 {
+						break
+					}
+					suffix = append(suffix, ec.vals[0])
+					used = append(used, ec)
+					score += 10
+				}
+				for _, v := range cc.vals {
+					eq := append(append(append([]expression.Expr{}, eqs...), v), suffix...)
+					ranges = append(ranges, Range{Eq: eq})
+				}
 				break
 			}
 			r, u := rangesOn(ic.Offset, eqs, byCol[ic.Offset])

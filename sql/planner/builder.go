@@ -556,14 +556,19 @@ func (b *builder) groupByItem(s *scope, n ast.ExprNode, fields []*ast.SelectFiel
 
 func (b *builder) havingExpr(s *scope, n ast.ExprNode, fields []*ast.SelectField, exprs []expression.Expr) (expression.Expr, error) {
 	// Aliases of the select list may be used in HAVING.
-	if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
-		for i, f := range fields {
-			if f.AsName.L == cn.Name.Name.L && i < len(exprs) {
-				return exprs[i], nil
-			}
+	aliases := map[string]expression.Expr{}
+	for i, f := range fields {
+		if f.AsName.L != "" && i < len(exprs) {
+			aliases[f.AsName.L] = exprs[i]
 		}
 	}
-	return b.expr(s, n)
+	hs := *s
+	hs.aliases = aliases
+	e, err := b.expr(&hs, n)
+	if hs.correlated {
+		s.correlated = true
+	}
+	return e, err
 }
 
 func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) *OutputColumn {
@@ -586,6 +591,9 @@ func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) 
 }
 
 func fieldText(f *ast.SelectField) string {
+	if v, ok := f.Expr.(*driver.ValueExpr); ok && (v.Kind() == driver.KindString || v.Kind() == driver.KindBytes) {
+		return v.GetString()
+	}
 	if f.Text() != "" {
 		return f.Text()
 	}

@@ -25,6 +25,8 @@ type scope struct {
 	// insertValues > 0: VALUES(col) in ON DUPLICATE KEY UPDATE reads the
 	// proposed row, stored after the existing row's insertValues columns.
 	insertValues int
+	// aliases are select-list aliases a HAVING clause may name.
+	aliases map[string]expression.Expr
 }
 
 // aggContext builds the Aggregation under a SELECT while its fields, HAVING
@@ -326,6 +328,18 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 		}
 		ft := types.FieldType{Tp: mysql.TypeVarString, Flen: 255, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
 		return &expression.Variable{Name: strings.ToLower(x.Name), System: x.IsSystem, Global: x.IsGlobal, Ft: ft}, nil
+	case *ast.ValuesExpr:
+		if s.insertValues == 0 || x.Column == nil {
+			return expression.NewConstant(types.Datum{}), nil // NULL outside ON DUPLICATE KEY UPDATE, as MySQL
+		}
+		idx, err := s.find("", "", x.Column.Name.Name.L)
+		if err != nil {
+			return nil, err
+		}
+		if idx < 0 {
+			return nil, errUnknownColumn(x.Column.Name.Name.O, "field list")
+		}
+		return &expression.Column{Index: s.insertValues + idx, Ft: s.cols[idx].Ft}, nil
 	case *ast.DefaultExpr:
 		return nil, errNotSupported("DEFAULT here")
 	case *ast.RowExpr:
@@ -373,6 +387,11 @@ func literalDatum(d *driver.Datum) (types.Datum, error) {
 }
 
 func (b *builder) columnRef(s *scope, name *ast.ColumnName) (expression.Expr, error) {
+	if s.aliases != nil && name.Table.L == "" {
+		if e, ok := s.aliases[name.Name.L]; ok {
+			return e, nil
+		}
+	}
 	depth := 0
 	for cur := s; cur != nil; cur = cur.parent {
 		search := cur
