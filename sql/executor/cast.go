@@ -347,7 +347,14 @@ func intDatum(ft *types.FieldType, iv int64, uv uint64, neg bool) types.Datum {
 func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	if c.Default != nil {
 		if (c.Type.IsTime() || c.Type.Tp == mysql.TypeDuration) && isCurrentTimestamp(*c.Default) {
-			return CastToColumn(ctx, types.NewTime(types.TimeFieldsOf(ctx.Eval.Now()), mysql.TypeDatetime, types.MaxFsp), c, row)
+			// NOW() at the column's precision is truncated, not rounded
+			// (so the default never lies after a later NOW()).
+			unit := time.Second
+			for i := 0; i < c.Type.Decimal && i < 6; i++ {
+				unit /= 10
+			}
+			now := ctx.Eval.Now().Truncate(unit)
+			return CastToColumn(ctx, types.NewTime(types.TimeFieldsOf(now), mysql.TypeDatetime, types.MaxFsp), c, row)
 		}
 		return CastToColumn(ctx, types.NewString(*c.Default), c, row)
 	}

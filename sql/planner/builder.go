@@ -349,7 +349,7 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 		if f.WildCard != nil {
 			n := 0
 			for i, c := range in.cols {
-				if c.Hidden {
+				if c.Hidden || c.UsingDup {
 					continue
 				}
 				if f.WildCard.Table.L != "" && !strings.EqualFold(c.Table, f.WildCard.Table.O) {

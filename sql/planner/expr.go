@@ -42,7 +42,7 @@ type aggContext struct {
 func (s *scope) find(db, table, name string) (int, error) {
 	idx := -1
 	for i, c := range s.cols {
-		if c.Hidden || !strings.EqualFold(c.Name, name) {
+		if c.Hidden || !strings.EqualFold(c.Name, name) || (c.UsingDup && table == "") {
 			continue
 		}
 		if table != "" && !strings.EqualFold(c.Table, table) {

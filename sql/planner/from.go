@@ -61,7 +61,7 @@ func (b *builder) buildFrom(s *scope, n ast.ResultSetNode, offset int, pushable 
 			return b.buildFrom(s, x.Left, offset, pushable)
 		}
 		if x.NaturalJoin || len(x.Using) > 0 {
-			return nil, nil, errNotSupported("NATURAL JOIN / USING")
+			return b.buildUsingJoin(s, x, offset)
 		}
 		jt := InnerJoin
 		leftNode, rightNode := x.Left, x.Right
@@ -371,4 +371,127 @@ func ViewColumns(ctx *Context, sel ast.StmtNode) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// buildUsingJoin plans JOIN ... USING (cols) and NATURAL JOIN as a join on
+// the equalities, projected the way MySQL shows it: the shared columns once
+// (from the left side, or the right for a RIGHT JOIN), then the other left
+// columns, then the other right columns. The duplicates stay reachable by
+// qualified name only.
+func (b *builder) buildUsingJoin(s *scope, x *ast.Join, offset int) (Plan, []*leaf, error) {
+	lp, _, err := b.buildFrom(s, x.Left, offset, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	rp, _, err := b.buildFrom(s, x.Right, offset+len(lp.Columns()), false)
+	if err != nil {
+		return nil, nil, err
+	}
+	lcols, rcols := lp.Columns(), rp.Columns()
+	lw := len(lcols)
+	var names []string
+	if x.NaturalJoin {
+		for _, lc := range lcols {
+			if lc.Hidden || lc.UsingDup {
+				continue
+			}
+			for _, rc := range rcols {
+				if !rc.Hidden && !rc.UsingDup && strings.EqualFold(lc.Name, rc.Name) {
+					names = append(names, lc.Name)
+					break
+				}
+			}
+		}
+	} else {
+		for _, u := range x.Using {
+			names = append(names, u.Name.O)
+		}
+	}
+	find := func(cols []*OutputColumn, name string) int {
+		for i, c := range cols {
+			if !c.Hidden && !c.UsingDup && strings.EqualFold(c.Name, name) {
+				return i
+			}
+		}
+		return -1
+	}
+	jt := InnerJoin
+	if x.Tp == ast.LeftJoin {
+		jt = LeftJoin
+	}
+	leftP, rightP := lp, rp
+	if x.Tp == ast.RightJoin {
+		jt = LeftJoin
+		leftP, rightP = rp, lp
+	}
+	cols := append(append([]*OutputColumn{}, leftP.Columns()...), rightP.Columns()...)
+	j := &Join{baseSchema: baseSchema{cols: cols}, Left: leftP, Right: rightP, Type: jt}
+	// Positions in the written (left, right) order, mapped to the join row.
+	pos := func(i int, right bool) int {
+		if x.Tp == ast.RightJoin {
+			if right {
+				return i
+			}
+			return len(rcols) + i
+		}
+		if right {
+			return lw + i
+		}
+		return i
+	}
+	var conds []expression.Expr
+	usedL, usedR := map[int]bool{}, map[int]bool{}
+	var exprs []expression.Expr
+	var out []*OutputColumn
+	for _, n := range names {
+		li, ri := find(lcols, n), find(rcols, n)
+		if li < 0 || ri < 0 {
+			return nil, nil, errUnknownColumn(n, "from clause")
+		}
+		usedL[li], usedR[ri] = true, true
+		lpos, rpos := pos(li, false), pos(ri, true)
+		eq, err := expression.NewFunction("eq", &expression.Column{Index: lpos, Ft: lcols[li].Ft}, &expression.Column{Index: rpos, Ft: rcols[ri].Ft})
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, eq)
+		src, srcPos := lcols[li], lpos
+		if x.Tp == ast.RightJoin {
+			src, srcPos = rcols[ri], rpos
+		}
+		exprs = append(exprs, &expression.Column{Index: srcPos, Ft: src.Ft})
+		c := *src
+		out = append(out, &c)
+	}
+	j.Other = andAll(extractEquiKeys(j, conds))
+	for i, c := range lcols {
+		if !usedL[i] {
+			exprs = append(exprs, &expression.Column{Index: pos(i, false), Ft: c.Ft})
+			out = append(out, c)
+		}
+	}
+	for i, c := range rcols {
+		if !usedR[i] {
+			exprs = append(exprs, &expression.Column{Index: pos(i, true), Ft: c.Ft})
+			out = append(out, c)
+		}
+	}
+	// The shared columns of the other side, by qualified name only.
+	for i := range lcols {
+		if usedL[i] && x.Tp == ast.RightJoin {
+			c := *lcols[i]
+			c.UsingDup = true
+			exprs = append(exprs, &expression.Column{Index: pos(i, false), Ft: c.Ft})
+			out = append(out, &c)
+		}
+	}
+	for i := range rcols {
+		if usedR[i] && x.Tp != ast.RightJoin {
+			c := *rcols[i]
+			c.UsingDup = true
+			exprs = append(exprs, &expression.Column{Index: pos(i, true), Ft: c.Ft})
+			out = append(out, &c)
+		}
+	}
+	return &Projection{baseSchema: baseSchema{cols: out}, Child: j, Exprs: exprs}, nil, nil
 }

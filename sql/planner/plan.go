@@ -31,6 +31,9 @@ type OutputColumn struct {
 	Ft       types.FieldType
 	// Hidden columns (a hidden row id) are not visible to * or to names.
 	Hidden bool
+	// UsingDup: the second copy of a JOIN ... USING column, reachable only
+	// by a qualified name and not part of *.
+	UsingDup bool
 }
 
 // Plan is a node of a physical plan.
