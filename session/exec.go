@@ -108,7 +108,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 }
 
 func (s *Session) planContext() *planner.Context {
-	return &planner.Context{Schema: s.b.catalog.InfoSchema(), CurrentDB: s.db}
+	mode, _ := s.getSysVar("sql_mode", false)
+	return &planner.Context{Schema: s.b.catalog.InfoSchema(), CurrentDB: s.db,
+		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY")}
 }
 
 func (s *Session) collectWarnings() {

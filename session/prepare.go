@@ -60,8 +60,9 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 }
 
 func (s *Session) replan(ps *preparedStmt) error {
-	is := s.b.catalog.InfoSchema()
-	plan, err := planner.Build(&planner.Context{Schema: is, CurrentDB: s.db}, ps.node)
+	pc := s.planContext()
+	is := pc.Schema
+	plan, err := planner.Build(pc, ps.node)
 	if err != nil {
 		return err
 	}

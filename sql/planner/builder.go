@@ -18,6 +18,8 @@ import (
 type Context struct {
 	Schema    *catalog.InfoSchema
 	CurrentDB string
+	// OnlyFullGroupBy: sql_mode ONLY_FULL_GROUP_BY is on.
+	OnlyFullGroupBy bool
 }
 
 type builder struct {
@@ -32,6 +34,7 @@ type builder struct {
 	used      map[*OutputColumn]bool
 	viewDepth int
 	slots     int
+	exprNum   int // 1-based position of the select/order item being built
 }
 
 // Build plans a DML or query statement.
@@ -331,12 +334,12 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 		if sel.GroupBy != nil {
 			b.clause = "group statement"
 			for _, item := range sel.GroupBy.Items {
-				e, err := b.groupByItem(in, item.Expr, sel.Fields.Fields)
+				e, src, err := b.groupByItem(in, item.Expr, sel.Fields.Fields)
 				if err != nil {
 					return nil, err
 				}
 				ac.groupBy = append(ac.groupBy, e)
-				ac.gbText = append(ac.gbText, restore(item.Expr))
+				ac.gbText = append(ac.gbText, restore(src))
 			}
 		}
 		out = &scope{parent: s.parent, agg: ac}
@@ -345,7 +348,8 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 	b.clause = "field list"
 	var exprs []expression.Expr
 	var cols []*OutputColumn
-	for _, f := range sel.Fields.Fields {
+	for fi, f := range sel.Fields.Fields {
+		b.exprNum = fi + 1
 		if f.WildCard != nil {
 			n := 0
 			for i, c := range in.cols {
@@ -413,7 +417,8 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 	var by []ByItem
 	if sel.OrderBy != nil {
 		b.clause = "order clause"
-		for _, item := range sel.OrderBy.Items {
+		for oi, item := range sel.OrderBy.Items {
+			b.exprNum = oi + 1
 			e, err := b.orderItem(out, item.Expr, cols[:visible], sel.Fields.Fields)
 			if err != nil {
 				return nil, err
@@ -525,33 +530,39 @@ func (b *builder) orderItem(s *scope, n ast.ExprNode, fields []*OutputColumn, sf
 	return b.expr(s, n)
 }
 
-func (b *builder) groupByItem(s *scope, n ast.ExprNode, fields []*ast.SelectField) (expression.Expr, error) {
+// groupByItem builds a GROUP BY item (a position and a select alias name
+// the select expression) and returns the AST it stands for.
+func (b *builder) groupByItem(s *scope, n ast.ExprNode, fields []*ast.SelectField) (expression.Expr, ast.ExprNode, error) {
 	if pe, ok := n.(*ast.PositionExpr); ok && pe.P == nil {
 		if pe.N < 1 || pe.N > len(fields) || fields[pe.N-1].Expr == nil {
-			return nil, errUnknownColumn(fmt.Sprint(pe.N), "group statement")
+			return nil, nil, errUnknownColumn(fmt.Sprint(pe.N), "group statement")
 		}
-		return b.expr(s, fields[pe.N-1].Expr)
+		e, err := b.expr(s, fields[pe.N-1].Expr)
+		return e, fields[pe.N-1].Expr, err
 	}
 	if v, ok := n.(*driver.ValueExpr); ok && (v.Kind() == driver.KindInt64 || v.Kind() == driver.KindUint64) {
 		pos := int(v.GetInt64())
 		if pos < 1 || pos > len(fields) || fields[pos-1].Expr == nil {
-			return nil, errUnknownColumn(v.GetDatumString(), "group statement")
+			return nil, nil, errUnknownColumn(v.GetDatumString(), "group statement")
 		}
-		return b.expr(s, fields[pos-1].Expr)
+		e, err := b.expr(s, fields[pos-1].Expr)
+		return e, fields[pos-1].Expr, err
 	}
 	if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
 		if idx, _ := s.find("", "", cn.Name.Name.L); idx < 0 {
 			for _, f := range fields {
 				if f.AsName.L == cn.Name.Name.L && f.Expr != nil {
 					if selectExprHasAgg(f.Expr) {
-						return nil, errno.NewStd(mysql.ErrWrongGroupField, cn.Name.Name.O)
+						return nil, nil, errno.NewStd(mysql.ErrWrongGroupField, cn.Name.Name.O)
 					}
-					return b.expr(s, f.Expr)
+					e, err := b.expr(s, f.Expr)
+					return e, f.Expr, err
 				}
 			}
 		}
 	}
-	return b.expr(s, n)
+	e, err := b.expr(s, n)
+	return e, n, err
 }
 
 func (b *builder) havingExpr(s *scope, n ast.ExprNode, fields []*ast.SelectField, exprs []expression.Expr) (expression.Expr, error) {

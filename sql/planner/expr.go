@@ -85,6 +85,9 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 				// A column that is not grouped: MySQL (without
 				// ONLY_FULL_GROUP_BY) returns a value from the group.
 				if idx, err := s.agg.input.find(cn.Name.Schema.L, cn.Name.Table.L, cn.Name.Name.L); err == nil && idx >= 0 {
+					if err := b.checkFullGroupBy(s.agg, idx); err != nil {
+						return nil, err
+					}
 					b.used[s.agg.input.cols[idx]] = true
 					arg := &expression.Column{Index: idx, Ft: s.agg.input.cols[idx].Ft, Name: cn.Name.Name.O}
 					return b.addAgg(s, &AggDesc{Name: "firstrow", Args: []expression.Expr{arg}, Ft: arg.Ft}, "firstrow:"+txt), nil
@@ -613,4 +616,69 @@ func (b *builder) rowIn(s *scope, x *ast.PatternInExpr, row *ast.RowExpr) (expre
 		return expression.NewFunction("not", e)
 	}
 	return e, nil
+}
+
+// checkFullGroupBy enforces ONLY_FULL_GROUP_BY for a column read outside an
+// aggregate: it must be grouped, or functionally dependent on a grouped
+// primary key of its table.
+func (b *builder) checkFullGroupBy(ac *aggContext, idx int) error {
+	if !b.ctx.OnlyFullGroupBy {
+		return nil
+	}
+	grouped := map[int]bool{}
+	for _, g := range ac.groupBy {
+		if c, ok := g.(*expression.Column); ok {
+			grouped[c.Index] = true
+		}
+	}
+	if grouped[idx] {
+		return nil
+	}
+	col := ac.input.cols[idx]
+	if t := b.ctx.Schema.Table(col.DB, col.OrgTable); t != nil && len(ac.groupBy) > 0 {
+		for _, key := range t.Indices {
+			if !key.Primary && !key.Unique {
+				continue
+			}
+			all := true
+			for _, ic := range key.Columns {
+				found := false
+				for i, c := range ac.input.cols {
+					if grouped[i] && c.Table == col.Table && c.DB == col.DB && strings.EqualFold(c.OrgName, ic.Name) &&
+						(key.Primary || t.Columns[ic.Offset].Type.NotNull()) {
+						found = true
+						break
+					}
+				}
+				if !found {
+					all = false
+					break
+				}
+			}
+			if all {
+				return nil
+			}
+		}
+	}
+	name := col.Name
+	if col.Table != "" {
+		name = col.Table + "." + name
+		if col.DB != "" {
+			name = col.DB + "." + name
+		}
+	}
+	switch {
+	case b.clause == "having clause":
+		return errno.New(mysql.ErrFieldNotInGroupBy, "Expression #%d of HAVING clause is not in GROUP BY clause and contains nonaggregated column '%s' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by", max(b.exprNum, 1), name)
+	case len(ac.groupBy) == 0:
+		return errno.New(mysql.ErrMixOfGroupFuncAndFields, "In aggregated query without GROUP BY, expression #%d of %s contains nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by", b.exprNum, clauseName(b.clause), name)
+	}
+	return errno.New(mysql.ErrFieldNotInGroupBy, "Expression #%d of %s is not in GROUP BY clause and contains nonaggregated column '%s' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by", b.exprNum, clauseName(b.clause), name)
+}
+
+func clauseName(c string) string {
+	if c == "order clause" {
+		return "ORDER BY clause"
+	}
+	return "SELECT list"
 }
