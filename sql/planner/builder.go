@@ -305,7 +305,7 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 			return nil, err
 		}
 		var rest []expression.Expr
-		for _, c := range conjuncts(cond, nil) {
+		for _, c := range propagateConstants(conjuncts(cond, nil)) {
 			if k, ok := c.(*expression.Constant); ok {
 				if v, known := k.Value.ToBool(); !v || !known {
 					// Nothing can qualify: read nothing.
@@ -691,4 +691,64 @@ func BuildScalar(ctx *Context, node ast.ExprNode) (expression.Expr, *Statement, 
 		b.chooseAccess(l.scan)
 	}
 	return e, b.stmt, nil
+}
+
+// propagateConstants adds x = c for every x = y and y = c among the
+// conjuncts (columns of one comparison class), so a constant bound on one
+// side of a join also bounds the other side's key: in
+// "c_w_id = w_id AND w_id = ?" the customer scan gets c_w_id = ? and can
+// use its primary key.
+func propagateConstants(conds []expression.Expr) []expression.Expr {
+	consts := map[int]expression.Expr{}
+	type pair struct{ a, b *expression.Column }
+	var pairs []pair
+	for _, c := range conds {
+		f, ok := c.(*expression.ScalarFunc)
+		if !ok || f.Name != "eq" || expression.HasSubquery(c) {
+			continue
+		}
+		l, lok := f.Args[0].(*expression.Column)
+		r, rok := f.Args[1].(*expression.Column)
+		switch {
+		case lok && rok:
+			if sameClass(&l.Ft, &r.Ft) {
+				pairs = append(pairs, pair{l, r})
+			}
+		case lok && expression.IsConstant(f.Args[1]):
+			if _, seen := consts[l.Index]; !seen {
+				consts[l.Index] = f.Args[1]
+			}
+		case rok && expression.IsConstant(f.Args[0]):
+			if _, seen := consts[r.Index]; !seen {
+				consts[r.Index] = f.Args[0]
+			}
+		}
+	}
+	if len(pairs) == 0 || len(consts) == 0 {
+		return conds
+	}
+	out := conds
+	for changed := true; changed; {
+		changed = false
+		for _, p := range pairs {
+			for _, dir := range [2][2]*expression.Column{{p.a, p.b}, {p.b, p.a}} {
+				from, to := dir[0], dir[1]
+				v, ok := consts[from.Index]
+				if !ok {
+					continue
+				}
+				if _, done := consts[to.Index]; done {
+					continue
+				}
+				eq, err := expression.NewFunction("eq", to, v)
+				if err != nil {
+					continue
+				}
+				consts[to.Index] = v
+				out = append(out, eq)
+				changed = true
+			}
+		}
+	}
+	return out
 }
