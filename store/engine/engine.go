@@ -29,6 +29,13 @@ type Engine interface {
 type Snapshot interface {
 	// Get returns a copy of the value of key, or ErrNotFound.
 	Get(key []byte) ([]byte, error)
+	// GetLatest returns a copy of the newest value of key, which may be
+	// newer than the snapshot's view. It is for records whose readers are
+	// safe with a newer state (lock records: seeing a lock a little later
+	// is only conservative), and it costs the same however often the key
+	// was written and deleted, where a snapshot seek must step over every
+	// dead version.
+	GetLatest(key []byte) ([]byte, error)
 	// NewIterator returns an iterator over [lower, upper); a nil upper
 	// means unbounded.
 	NewIterator(lower, upper []byte) Iterator

@@ -56,7 +56,9 @@ func (r *reader) loadLock(key []byte) (Lock, bool, error) {
 		return Lock{}, false, nil
 	}
 	r.kbuf = lockKey(r.kbuf, key)
-	v, err := r.snap.Get(r.kbuf)
+	// Lock keys churn (written and deleted by every transaction): a
+	// snapshot seek would step over all their dead versions.
+	v, err := r.snap.GetLatest(r.kbuf)
 	if errors.Is(err, engine.ErrNotFound) {
 		return Lock{}, false, nil
 	}

@@ -10,6 +10,7 @@ package standalone
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,7 +109,7 @@ func (e *Engine) Close() error { return e.db.Close() }
 func (e *Engine) NewSnapshot() engine.Snapshot {
 	s := snapPool.Get().(*snapshot)
 	it, err := e.db.NewIter(nil)
-	s.base, s.err = it, err
+	s.base, s.err, s.db = it, err, e.db
 	return s
 }
 
@@ -118,6 +119,7 @@ func (e *Engine) NewBatch() engine.Batch { return &batch{db: e.db, b: e.db.NewBa
 var snapPool = sync.Pool{New: func() any { return new(snapshot) }}
 
 type snapshot struct {
+	db      *pebble.DB
 	base    *pebble.Iterator
 	lent    bool // base is out as an iterator (lentIter)
 	bounded bool // base has bounds set
@@ -145,6 +147,25 @@ func (s *snapshot) getter() (*pebble.Iterator, error) {
 		s.getIt = it
 	}
 	return s.getIt, nil
+}
+
+// GetLatest implements engine.Snapshot with Pebble's point Get, which stops
+// at the newest entry of key instead of stepping over its dead versions.
+func (s *snapshot) GetLatest(key []byte) ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, engine.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(v))
+	copy(out, v)
+	closer.Close()
+	return out, nil
 }
 
 func (s *snapshot) Get(key []byte) ([]byte, error) {
