@@ -218,6 +218,21 @@ func foldCase(b []byte) string {
 	return strings.ToUpper(strings.TrimRight(string(b), " "))
 }
 
+// IsCICollation reports a case-insensitive collation (utf8mb4_general_ci,
+// utf8mb4_0900_ai_ci, ...).
+func IsCICollation(collate string) bool { return strings.HasSuffix(collate, "_ci") }
+
+// CollationKey returns the datum that index keys store for d under the
+// column type ft: for a case-insensitive collation, the folded string (so
+// that values equal under the collation have one key and sort in collation
+// order); otherwise d itself.
+func CollationKey(d Datum, ft *FieldType) Datum {
+	if d.k != KindString || !IsCICollation(ft.Collate) {
+		return d
+	}
+	return NewString(foldCase(d.b))
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

@@ -395,6 +395,15 @@ func zeroValue(c *catalog.ColumnInfo) types.Datum {
 // for a non-integral float against an integer column the bound is rounded
 // toward the inside of the range by the caller.
 func keyDatum(v types.Datum, ft *types.FieldType) (d types.Datum, exact bool, ok bool) {
+	d, exact, ok = keyDatumRaw(v, ft)
+	if ok {
+		d = types.CollationKey(d, ft)
+	}
+	return d, exact, ok
+}
+
+// keyDatumRaw converts without collation folding (see keyDatum).
+func keyDatumRaw(v types.Datum, ft *types.FieldType) (d types.Datum, exact bool, ok bool) {
 	if v.IsNull() {
 		return v, true, false
 	}

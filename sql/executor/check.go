@@ -38,7 +38,7 @@ func CheckTable(ctx context.Context, txn kv.Txn, t *catalog.TableInfo) error {
 			return err
 		}
 		for i, idx := range idxs {
-			k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, indexValues(idx, row), h)
+			k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, indexValues(t, idx, row), h)
 			want[i][string(k)] = string(v)
 		}
 		rows++

@@ -514,7 +514,7 @@ func backfillIndex(ctx context.Context, txn kv.Txn, t *catalog.TableInfo, idx *c
 		if err != nil {
 			return err
 		}
-		vals := indexValues(idx, row)
+		vals := indexValues(t, idx, row)
 		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, vals, h)
 		if idx.Unique && !tablecodec.IndexKeyHasHandle(true, vals) {
 			if seen[string(k)] {

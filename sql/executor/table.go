@@ -107,7 +107,7 @@ func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.
 	case t.CommonHandle:
 		vals := make([]types.Datum, len(tc.pkOffsets))
 		for i, off := range tc.pkOffsets {
-			vals[i] = row[off]
+			vals[i] = types.CollationKey(row[off], &t.Columns[off].Type)
 		}
 		h, _, err := tablecodec.EncodeCommonHandle(nil, vals)
 		return h, err
@@ -117,10 +117,10 @@ func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.
 }
 
 // indexValues extracts the values of idx's columns from a full-width row.
-func indexValues(idx *catalog.IndexInfo, row types.Row) []types.Datum {
+func indexValues(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row) []types.Datum {
 	vals := make([]types.Datum, len(idx.Columns))
 	for i, ic := range idx.Columns {
-		v := row[ic.Offset]
+		v := types.CollationKey(row[ic.Offset], &t.Columns[ic.Offset].Type)
 		if ic.Length > 0 && !v.IsNull() {
 			b := v.Bytes()
 			b = truncateChars(b, min(ic.Length, len(b)), v.Kind() == types.KindBytes)
@@ -260,4 +260,13 @@ func mergeRanges(rs []keyRange) []keyRange {
 		out = append(out, r)
 	}
 	return out
+}
+
+// displayValues are the values of idx's columns as written, for messages.
+func displayValues(idx *catalog.IndexInfo, row types.Row) []types.Datum {
+	vals := make([]types.Datum, len(idx.Columns))
+	for i, ic := range idx.Columns {
+		vals[i] = row[ic.Offset]
+	}
+	return vals
 }

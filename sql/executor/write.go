@@ -59,7 +59,7 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 		if !idx.Unique {
 			continue
 		}
-		vals := indexValues(idx, row)
+		vals := indexValues(w.t, idx, row)
 		if tablecodec.IndexKeyHasHandle(true, vals) {
 			continue
 		}
@@ -104,7 +104,7 @@ func (w *writer) checkDup(row types.Row, h tablecodec.Handle, skipHandle bool) e
 		if owners[i] == nil {
 			vals = w.handleDatums(row)
 		} else {
-			vals = indexValues(owners[i], row)
+			vals = displayValues(owners[i], row)
 		}
 		return &dupError{handle: other, err: ErrDupEntry(w.t, owners[i], vals)}
 	}
@@ -141,7 +141,7 @@ func (w *writer) addRow(row types.Row, h tablecodec.Handle) error {
 }
 
 func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecodec.Handle) error {
-	vals := indexValues(idx, row)
+	vals := indexValues(w.t, idx, row)
 	k, v := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
 	if err := w.ctx.Txn.Set(k, v); err != nil {
 		return err
@@ -150,7 +150,7 @@ func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecod
 }
 
 func (w *writer) deleteIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecodec.Handle) error {
-	vals := indexValues(idx, row)
+	vals := indexValues(w.t, idx, row)
 	k, _ := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
 	return w.ctx.Txn.Delete(k)
 }
@@ -226,7 +226,7 @@ func (w *writer) checkChangedUniques(old, new types.Row, nh tablecodec.Handle, h
 				changed = true
 			}
 		}
-		vals := indexValues(idx, new)
+		vals := indexValues(w.t, idx, new)
 		if !changed || tablecodec.IndexKeyHasHandle(true, vals) {
 			continue
 		}
@@ -253,7 +253,7 @@ func (w *writer) checkChangedUniques(old, new types.Row, nh tablecodec.Handle, h
 			if other, err := tablecodec.DecodeIndexValue(v); err == nil && other.Equal(nh) {
 				continue
 			}
-			return ErrDupEntry(w.t, owners[i], indexValues(owners[i], new))
+			return ErrDupEntry(w.t, owners[i], displayValues(owners[i], new))
 		}
 		return ErrDupEntry(w.t, nil, w.handleDatums(new))
 	}

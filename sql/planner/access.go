@@ -46,7 +46,7 @@ func keyable(ft *types.FieldType, v expression.Expr) bool {
 	if ft.IsTime() {
 		return vt.IsTime() || valStrOrNum(vt)
 	}
-	colStr := ft.IsString() && ft.Tp != mysql.TypeNewDecimal && ft.Tp != mysql.TypeEnum && ft.Tp != mysql.TypeSet && !isCICollation(ft)
+	colStr := ft.IsString() && ft.Tp != mysql.TypeNewDecimal && ft.Tp != mysql.TypeEnum && ft.Tp != mysql.TypeSet
 	valStr := vt.IsString() && vt.Tp != mysql.TypeNewDecimal
 	return colStr && (valStr || vt.Tp == mysql.TypeNull)
 }
@@ -360,11 +360,22 @@ func (b *builder) covered(ts *TableScan, idx *catalog.IndexInfo) bool {
 		return false // the clustered primary key is the row itself
 	}
 	in := map[int]bool{}
+	folded := func(off int) bool {
+		ft := &ts.Table.Columns[off].Type
+		return ft.IsString() && isCICollation(ft) // keys hold the folded value
+	}
 	for _, ic := range idx.Columns {
-		if ic.Length > 0 {
+		if ic.Length > 0 || folded(ic.Offset) {
 			return false
 		}
 		in[ic.Offset] = true
+	}
+	if ts.Table.CommonHandle {
+		for _, ic := range ts.Table.PrimaryIndex().Columns {
+			if folded(ic.Offset) {
+				return false
+			}
+		}
 	}
 	if ts.Table.PKIsHandle {
 		in[ts.Table.HandleColumn().Offset] = true
