@@ -2,8 +2,11 @@ package executor
 
 import (
 	"errors"
+	"time"
+
 	"sort"
 
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
@@ -192,7 +195,21 @@ func (r *tableReader) readAllAndLock() error {
 }
 
 func (ctx *Context) lockKeys(keys ...kv.Key) error {
-	return ctx.Txn.LockKeys(ctx.Ctx, kv.LockOptions{ForUpdateTS: ctx.ForUpdateTS, WaitTimeout: ctx.LockWait}, keys...)
+	wait := ctx.LockWait
+	noWait := false
+	if ctx.Stmt != nil {
+		switch p := ctx.Stmt.LockWait; {
+		case p == planner.LockNoWait:
+			wait, noWait = 0, true
+		case p > 0:
+			wait = time.Duration(p) * time.Second
+		}
+	}
+	err := ctx.Txn.LockKeys(ctx.Ctx, kv.LockOptions{ForUpdateTS: ctx.ForUpdateTS, WaitTimeout: wait}, keys...)
+	if noWait && errors.Is(err, kv.ErrLockWaitTimeout) {
+		return errno.New(3572, "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")
+	}
+	return err
 }
 
 // readPoints fetches the rows of point lookups (handles or unique keys).

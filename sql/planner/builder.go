@@ -291,8 +291,20 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 	}()
 	lock := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
 	if lock {
+		wait := LockWaitDefault
+		switch sel.LockInfo.LockType {
+		case ast.SelectLockForUpdateSkipLocked, ast.SelectLockForShareSkipLocked:
+			return nil, errNotSupported("SKIP LOCKED")
+		case ast.SelectLockForUpdateNoWait, ast.SelectLockForShareNoWait:
+			wait = LockNoWait
+		case ast.SelectLockForUpdateWaitN:
+			wait = LockWaitSeconds(sel.LockInfo.WaitSec)
+		}
+		// FOR SHARE takes the same (exclusive) lock as FOR UPDATE: stricter
+		// than InnoDB's shared lock, never weaker.
 		b.stmt.ForUpdate = true
 		b.stmt.ReadOnly = false
+		b.stmt.LockWait = wait
 		for _, l := range leaves {
 			l.scan.Lock, l.scan.LockEach = true, true
 		}

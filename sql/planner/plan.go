@@ -267,10 +267,28 @@ type Statement struct {
 	Subqueries []*SubqueryPlan
 	NumParams  int
 	// NumSlots is the number of index-join slots the executor provides.
-	NumSlots int
-	// InsertRows is the number of rows an INSERT ... VALUES writes.
+	NumSlots  int
 	ReadOnly  bool
 	ForUpdate bool
+	// LockWait is how SELECT ... FOR UPDATE waits for locks.
+	LockWait LockWaitPolicy
+}
+
+// LockWaitPolicy: LockWaitDefault (innodb_lock_wait_timeout), LockNoWait
+// (NOWAIT), or a positive number of seconds (WAIT n).
+type LockWaitPolicy int64
+
+const (
+	LockWaitDefault LockWaitPolicy = 0
+	LockNoWait      LockWaitPolicy = -1
+)
+
+// LockWaitSeconds is WAIT n.
+func LockWaitSeconds(n uint64) LockWaitPolicy {
+	if n == 0 {
+		return LockNoWait
+	}
+	return LockWaitPolicy(n)
 }
 
 // SubqueryPlan is a subquery's plan and whether it reads outer columns.
