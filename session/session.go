@@ -346,6 +346,7 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 	s.evalCtx.Outer = s.evalCtx.Outer[:0]
 	s.evalCtx.StmtTime = time.Now()
+	s.evalCtx.ResetStatement()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait()}
 	s.evalCtx.Subquery = ec.RunSubquery

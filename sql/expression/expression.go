@@ -11,6 +11,7 @@
 package expression
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -33,6 +34,9 @@ type Context struct {
 	Vars func(name string, system, global bool) (types.Datum, error)
 	// Slots hold the current outer rows of index joins (see Correlated).
 	Slots []types.Row
+	// inSets caches hash sets of uncorrelated IN subqueries' rows for one
+	// statement (reset with ResetStatement).
+	inSets map[*Subquery]*inSet
 	// KeyedLookup finds the value of a decorrelated subquery's group.
 	KeyedLookup func(id int, keys []types.Datum) (types.Datum, bool, error)
 	// StmtTime is the statement's start time, which NOW(), CURDATE() and
@@ -259,6 +263,19 @@ func (s *Subquery) Eval(ctx *Context, row types.Row) (types.Datum, error) {
 			}
 			return types.Datum{}, nil
 		}
+		if s.Mode == SubqueryIn && !s.Correlated && len(rows) > 8 {
+			if set := ctx.inSet(s, rows); set != nil {
+				if k, ok := hashKey(l, s.Left.Type()); ok && (set.class == 0 || classOf(k) == set.class) {
+					if _, found := set.keys[k]; found {
+						return types.NewBool(true), nil
+					}
+					if set.hasNull {
+						return types.Datum{}, nil
+					}
+					return types.NewBool(false), nil
+				}
+			}
+		}
 		for _, r := range rows {
 			if r[0].IsNull() {
 				sawNull = true
@@ -350,3 +367,76 @@ func (c *Correlated) Eval(ctx *Context, _ types.Row) (types.Datum, error) {
 	return c.E.Eval(ctx, ctx.Slots[c.Slot])
 }
 func (c *Correlated) Type() *types.FieldType { return c.E.Type() }
+
+// inSet is the set of an uncorrelated IN subquery's values, usable when
+// every value hashes consistently with the comparison (same class).
+type inSet struct {
+	keys    map[string]struct{}
+	hasNull bool
+	class   byte // 'n' numbers or 's' strings; 0 when empty
+}
+
+func classOf(k string) byte {
+	if k[0] == 's' {
+		return 's'
+	}
+	return 'n'
+}
+
+// ResetStatement forgets per-statement caches.
+func (c *Context) ResetStatement() { c.inSets = nil }
+
+func (c *Context) inSet(s *Subquery, rows []types.Row) *inSet {
+	if set, ok := c.inSets[s]; ok {
+		return set
+	}
+	set := &inSet{keys: make(map[string]struct{}, len(rows))}
+	lt := s.Left.Type()
+	for _, r := range rows {
+		if r[0].IsNull() {
+			set.hasNull = true
+			continue
+		}
+		k, ok := hashKey(r[0], lt)
+		if ok && set.class != 0 && classOf(k) != set.class {
+			ok = false // mixed classes compare by conversion: no hashing
+		}
+		if !ok {
+			set = nil
+			break
+		}
+		set.class = classOf(k)
+		set.keys[k] = struct{}{}
+	}
+	if c.inSets == nil {
+		c.inSets = map[*Subquery]*inSet{}
+	}
+	c.inSets[s] = set
+	return set
+}
+
+// hashKey returns a key that is equal for two values exactly when they
+// compare equal, for the value classes where that is simple: integers (and
+// integral floats) and strings under a binary collation.
+func hashKey(d types.Datum, cmpType *types.FieldType) (string, bool) {
+	switch d.Kind() {
+	case types.KindInt64:
+		return "i" + strconv.FormatInt(d.Int(), 10), true
+	case types.KindUint64:
+		if d.Uint() <= 1<<63-1 {
+			return "i" + strconv.FormatInt(int64(d.Uint()), 10), true
+		}
+		return "u" + strconv.FormatUint(d.Uint(), 10), true
+	case types.KindFloat64:
+		f := d.Float()
+		if f == float64(int64(f)) {
+			return "i" + strconv.FormatInt(int64(f), 10), true
+		}
+		return "", false
+	case types.KindString, types.KindBytes:
+		if cmpType.IsString() && !isCI(cmpType) && !cmpType.IsTime() && cmpType.Tp != mysql.TypeNewDecimal {
+			return "s" + string(d.Bytes()), true
+		}
+	}
+	return "", false
+}
