@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --match "v*" 2>/dev/null || echo v0.1.0-d
 GITHASH ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.gitHash=$(GITHASH) -X main.buildTime=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build server test unit acceptance slt bench fmt vet
+.PHONY: build server test unit acceptance slt bench bench-tpcc fmt vet
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o bin/shoal ./cmd/shoal
@@ -28,6 +28,9 @@ slt:
 
 bench:
 	./scripts/bench-sysbench.sh
+
+bench-tpcc:
+	./scripts/bench-tpcc.sh
 
 fmt:
 	gofmt -l -w cmd config status tests

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need on a
-# Debian machine (as root; skipped when already present), downloads the Go
-# modules, then runs the unit tests and the acceptance tests.
+# Debian machine (as root; skipped when already present), go-tpc and PyMySQL,
+# downloads the Go modules, then runs the unit tests and the acceptance tests.
 #
-# Env: SKIP_INSTALL=1 (never apt-get), SHOAL_SLT_ALL=1 (whole sqllogictest
+# Env: SKIP_INSTALL=1 (never apt-get or pip), GO_TPC=path (a go-tpc binary;
+# default: built once into ~/.cache/shoal-tools), SHOAL_SLT_ALL=1 (whole sqllogictest
 # corpus), SHOAL_TEST_TARGET=mariadb (acceptance tests against MariaDB).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ install_tools() {
 	have mysql || need+=(mariadb-client)
 	have mariadbd || need+=(mariadb-server)
 	have haproxy || need+=(haproxy)
+	have python3 || need+=(python3 python3-pip)
 	[ ${#need[@]} -eq 0 ] && { log "tools present: sysbench mysql mariadbd haproxy"; return 0; }
 	if [ "${SKIP_INSTALL:-0}" = 1 ]; then log "missing ${need[*]} (SKIP_INSTALL=1)"; return 0; fi
 	local sudo=""
@@ -40,8 +42,30 @@ install_tools() {
 	return $rc
 }
 
+# go-tpc for TestTPCC (scripts/go-tpc-path.sh builds it once into
+# ~/.cache/shoal-tools; GO_TPC=path uses your own), exported as SHOAL_GO_TPC.
+install_go_tpc() {
+	local p
+	p=$(scripts/go-tpc-path.sh) || return 1
+	export SHOAL_GO_TPC=$p
+	log "go-tpc: $SHOAL_GO_TPC"
+}
+
+# PyMySQL for TestPyMySQL, from PyPI.
+install_pymysql() {
+	command -v python3 >/dev/null || { log "python3 missing: TestPyMySQL will skip (fail in CI)"; return 0; }
+	python3 -c 'import pymysql' 2>/dev/null && { log "PyMySQL present"; return 0; }
+	if [ "${SKIP_INSTALL:-0}" = 1 ]; then log "missing PyMySQL (SKIP_INSTALL=1)"; return 0; fi
+	log "installing PyMySQL"
+	python3 -m pip install --quiet pymysql ||
+		python3 -m pip install --quiet --user --break-system-packages pymysql ||
+		log "installing PyMySQL failed"
+}
+
 command -v go >/dev/null || { log "go is not installed (Go 1.26 is required)"; exit 1; }
 install_tools || exit 1
+install_go_tpc || log "go-tpc unavailable: TestTPCC will skip (fail in CI)"
+install_pymysql
 log "go $(go env GOVERSION): downloading modules"
 go mod download || exit 1
 

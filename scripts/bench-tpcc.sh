@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Side-by-side TPC-C with go-tpc: shoal (built from this tree) vs MariaDB
+# (Debian's mariadbd), both on loopback with their own data directories under
+# a temp dir, one after the other (prepare and run shoal, then MariaDB).
+# Prints
+#   | target | prepare s | tpmC | tpmTotal | NEW_ORDER p95 ms | errors |
+# and the ratio of tpmC shoal/MariaDB, then stops both servers. A benchmark,
+# not a test: the only check is go-tpc's own (prepare's and `check`).
+#
+# Usage: scripts/bench-tpcc.sh
+# Env:   WAREHOUSES=4 THREADS=16 TIME=60 (seconds) PREPARE_THREADS=4
+#        TARGETS="shoal mariadb"  SHOAL_BIN=path (prebuilt binary)
+#        GO_TPC=path (go-tpc binary; default: scripts/go-tpc-path.sh builds it)
+#        MARIADB_BUFFER_POOL=1G  KEEP=1 (keep the temp dir)  OUT=file.md (also write the table there)
+set -uo pipefail
+
+WAREHOUSES=${WAREHOUSES:-4}
+THREADS=${THREADS:-16}
+TIME=${TIME:-60}
+PREPARE_THREADS=${PREPARE_THREADS:-4}
+TARGETS=${TARGETS:-"shoal mariadb"}
+MARIADB_BUFFER_POOL=${MARIADB_BUFFER_POOL:-1G}
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d /tmp/shoal-bench-tpcc.XXXXXX)
+SHOAL_PID=""
+MARIADB_PID=""
+
+log() { echo "[bench-tpcc $(date +%H:%M:%S)] $*" >&2; }
+
+stop() { # pid...
+	for pid in "$@"; do kill -TERM "$pid" 2>/dev/null; done
+	for pid in "$@"; do
+		for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	done
+}
+cleanup() {
+	stop $SHOAL_PID $MARIADB_PID
+	if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v mariadb >/dev/null || { log "mariadb client not installed (apt-get install mariadb-client mariadb-server)"; exit 1; }
+GOTPC=$("$ROOT/scripts/go-tpc-path.sh") || { log "no go-tpc"; exit 1; }
+
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+
+wait_ready() { # port pid name
+	for _ in $(seq 1 600); do
+		kill -0 "$2" 2>/dev/null || { log "$3 exited during start"; return 1; }
+		mariadb --no-defaults -h 127.0.0.1 -P "$1" -u root --protocol=TCP -e 'SELECT 1' >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	log "$3 not ready after 60s"
+	return 1
+}
+
+declare -A PORT
+start_mariadb() {
+	local mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+	local install=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
+	mkdir -p "$WORK/mariadb"
+	"$install" --no-defaults --datadir="$WORK/mariadb/data" --auth-root-authentication-method=normal \
+		--skip-test-db --user=root >"$WORK/mariadb/install.log" 2>&1 || { log "mariadb-install-db failed"; cat "$WORK/mariadb/install.log" >&2; return 1; }
+	PORT[mariadb]=$(free_port)
+	"$mariadbd" --no-defaults --datadir="$WORK/mariadb/data" --port="${PORT[mariadb]}" --bind-address=127.0.0.1 \
+		--socket="$WORK/mariadb/mysqld.sock" --pid-file="$WORK/mariadb/mysqld.pid" --user=root \
+		--skip-grant-tables --skip-name-resolve --max-connections=2000 \
+		--innodb-buffer-pool-size="$MARIADB_BUFFER_POOL" --innodb-log-file-size=512M \
+		--innodb-flush-log-at-trx-commit=1 --log-error="$WORK/mariadb/error.log" >/dev/null 2>&1 &
+	MARIADB_PID=$!
+	wait_ready "${PORT[mariadb]}" "$MARIADB_PID" mariadb || { tail -20 "$WORK/mariadb/error.log" >&2; return 1; }
+	log "mariadb $(mariadb --no-defaults -h 127.0.0.1 -P "${PORT[mariadb]}" -u root -N -e 'SELECT VERSION()') on 127.0.0.1:${PORT[mariadb]}"
+}
+
+start_shoal() {
+	if [ -n "${SHOAL_BIN:-}" ]; then
+		cp "$SHOAL_BIN" "$WORK/shoal" || return 1
+	else
+		log "building shoal"
+		(cd "$ROOT" && go build -o "$WORK/shoal" ./cmd/shoal) || { log "shoal does not build"; return 1; }
+	fi
+	PORT[shoal]=$(free_port)
+	"$WORK/shoal" server --host 127.0.0.1 --port "${PORT[shoal]}" --status-port 0 \
+		--data-dir "$WORK/shoal-data" --log-level warn >"$WORK/shoal.log" 2>&1 &
+	SHOAL_PID=$!
+	wait_ready "${PORT[shoal]}" "$SHOAL_PID" shoal || { tail -20 "$WORK/shoal.log" >&2; return 1; }
+	log "shoal $("$WORK/shoal" version) on 127.0.0.1:${PORT[shoal]}"
+}
+
+tpcc() { # target command [flags...]
+	local t=$1 c=$2
+	shift 2
+	"$GOTPC" tpcc "$c" -H 127.0.0.1 -P "${PORT[$t]}" -U root -D tpcc --warehouses "$WAREHOUSES" "$@"
+}
+
+# Lines of go-tpc output that report a failure (go-tpc exits 0 regardless).
+errors_in() { grep -Eic 'error|failed|fatal|panic|_ERR\b' "$1"; }
+
+declare -A PREP TPMC TPMT P95 ERRS
+for t in $TARGETS; do
+	PREP[$t]=n/a TPMC[$t]=n/a TPMT[$t]=n/a P95[$t]=n/a ERRS[$t]=n/a
+	if ! "start_$t"; then log "$t unavailable"; continue; fi
+	mariadb --no-defaults -h 127.0.0.1 -P "${PORT[$t]}" -u root --protocol=TCP -e 'CREATE DATABASE tpcc' || continue
+	log "$t: prepare $WAREHOUSES warehouses ($PREPARE_THREADS threads, with go-tpc's check)"
+	start=$(date +%s)
+	if tpcc "$t" prepare --threads "$PREPARE_THREADS" >"$WORK/$t.prepare.log" 2>&1; then
+		PREP[$t]=$(($(date +%s) - start))
+		log "$t: prepared in ${PREP[$t]}s"
+	else
+		log "$t: prepare failed"; tail -5 "$WORK/$t.prepare.log" >&2
+	fi
+	log "$t: run $THREADS threads, ${TIME}s"
+	tpcc "$t" run --threads "$THREADS" --time "${TIME}s" --interval 30s >"$WORK/$t.run.log" 2>&1 || log "$t: run exited non-zero"
+	grep -E '^\[Summary\]|^tpmC' "$WORK/$t.run.log" >&2
+	tpcc "$t" check --threads "$PREPARE_THREADS" >"$WORK/$t.check.log" 2>&1 || log "$t: check exited non-zero"
+	ERRS[$t]=$(($(errors_in "$WORK/$t.prepare.log") + $(errors_in "$WORK/$t.run.log") + $(errors_in "$WORK/$t.check.log")))
+	[ "${ERRS[$t]}" = 0 ] || { log "$t: go-tpc reported errors:"; grep -Ehi 'error|failed|fatal|panic|_ERR\b' "$WORK/$t".*.log | head -10 >&2; }
+	TPMC[$t]=$(sed -n 's/^tpmC: \([0-9.]*\), tpmTotal: \([0-9.]*\),.*/\1/p' "$WORK/$t.run.log")
+	TPMT[$t]=$(sed -n 's/^tpmC: \([0-9.]*\), tpmTotal: \([0-9.]*\),.*/\2/p' "$WORK/$t.run.log")
+	P95[$t]=$(sed -n 's/^\[Summary\] NEW_ORDER .*95th(ms): \([0-9.]*\),.*/\1/p' "$WORK/$t.run.log")
+	: "${TPMC[$t]:=n/a}" "${TPMT[$t]:=n/a}" "${P95[$t]:=n/a}"
+	# One server at a time: the machine is small.
+	if [ "$t" = shoal ]; then stop $SHOAL_PID; SHOAL_PID=""; else stop $MARIADB_PID; MARIADB_PID=""; fi
+done
+
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a" }'
+}
+{
+	echo
+	echo "go-tpc tpcc: $WAREHOUSES warehouses, $THREADS threads, ${TIME}s run ($(nproc) CPUs)"
+	echo
+	echo "| target | prepare s | tpmC | tpmTotal | NEW_ORDER p95 ms | go-tpc error lines |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for t in $TARGETS; do
+		name=$t; [ "$t" = mariadb ] && name=MariaDB
+		echo "| $name | ${PREP[$t]} | ${TPMC[$t]} | ${TPMT[$t]} | ${P95[$t]} | ${ERRS[$t]} |"
+	done
+	echo
+	echo "tpmC ratio shoal/MariaDB: $(ratio "${TPMC[shoal]:-}" "${TPMC[mariadb]:-}")"
+} | tee ${OUT:+"$OUT"}
