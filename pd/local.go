@@ -16,7 +16,9 @@ const StateFileName = "PD_STATE"
 
 // Local is the embedded, in-process PD: an Allocator persisting its window
 // to a small file (written to a temporary file, fsynced, renamed over the
-// old one, and the directory fsynced).
+// old one, and the directory fsynced). The allocator saves the next window
+// in the background before the current one runs out, so GetTS does not
+// wait for that fsync in the steady state.
 type Local struct {
 	alloc  *Allocator
 	closed atomic.Bool
@@ -51,7 +53,10 @@ func (l *Local) AllocID(ctx context.Context) (uint64, error) {
 }
 
 // Close implements Client.
-func (l *Local) Close() { l.closed.Store(true) }
+func (l *Local) Close() {
+	l.closed.Store(true)
+	l.alloc.Close()
+}
 
 // filePersister stores a State as 16 bytes + a CRC32.
 type filePersister struct{ dir string }

@@ -13,8 +13,9 @@
 //     persisted limit, above every timestamp handed out before the crash.
 //   - IDs returned by AllocID are unique and increasing across restarts, by
 //     the same persisted-window argument.
-//   - GetTS is cheap (a mutex and a counter); disk I/O happens only when the
-//     window advances.
+//   - GetTS is cheap (a mutex and a counter); disk I/O happens in the
+//     background when a window is two thirds used, and a caller waits for
+//     it only when the durable window is truly exhausted.
 package pd
 
 import (

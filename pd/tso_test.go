@@ -7,12 +7,27 @@ import (
 	"time"
 )
 
+// memPersister is a fake durable store. Saves run in the allocator's
+// background goroutine, so everything is behind mu.
 type memPersister struct {
+	mu    sync.Mutex
 	saved State
 	saves int
 }
 
-func (m *memPersister) Save(s State) error { m.saved = s; m.saves++; return nil }
+func (m *memPersister) Save(s State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.saved = s
+	m.saves++
+	return nil
+}
+
+func (m *memPersister) get() (State, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.saved, m.saves
+}
 
 type fakeClock struct{ t time.Time }
 
@@ -36,13 +51,13 @@ func TestTSOMonotonicClockBackwards(t *testing.T) {
 		if ts <= last {
 			t.Fatalf("ts went backwards: %d after %d", ts, last)
 		}
-		if ExtractPhysical(ts) >= p.saved.TSOLimit {
+		if saved, _ := p.get(); ExtractPhysical(ts) >= saved.TSOLimit {
 			t.Fatalf("handed out ts above the persisted limit")
 		}
 		last = ts
 	}
-	if p.saves > 2 {
-		t.Fatalf("persisted %d times, want few", p.saves)
+	if _, saves := p.get(); saves > 2 {
+		t.Fatalf("persisted %d times, want few", saves)
 	}
 }
 
