@@ -40,17 +40,19 @@ func appendTextRow(b []byte, fields []*session.Field, row types.Row) []byte {
 	return b
 }
 
-// appendFloat32 formats a FLOAT the way types.AppendFloat formats a DOUBLE,
-// with the shortest representation that round-trips as float32.
+// appendFloat32 formats a FLOAT for the text protocol as MySQL does.
 func appendFloat32(b []byte, f float32) []byte {
 	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
 		return append(b, "NULL"...)
 	}
-	abs := math.Abs(float64(f))
+	// MySQL prints FLOAT with FLT_DIG (6) significant digits: 1234567.89
+	// reads back as 1234570.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', 6, 32), 64)
+	abs := math.Abs(r)
 	if abs != 0 && (abs < 1e-15 || abs >= 1e15) {
-		return strconv.AppendFloat(b, float64(f), 'e', -1, 32)
+		return strconv.AppendFloat(b, r, 'e', -1, 64)
 	}
-	return strconv.AppendFloat(b, float64(f), 'f', -1, 32)
+	return strconv.AppendFloat(b, r, 'f', -1, 64)
 }
 
 // appendBinaryRow appends a binary-protocol row payload: 0x00, the NULL

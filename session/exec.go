@@ -68,7 +68,11 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		case ast.Pessimistic:
 			mode = kv.Pessimistic
 		}
-		return nil, s.beginTxn(ctx, true, mode)
+		if err := s.beginTxn(ctx, true, mode); err != nil {
+			return nil, err
+		}
+		s.readOnlyTxn = x.ReadOnly
+		return nil, nil
 	case *ast.CommitStmt:
 		return nil, s.commitTxn(ctx)
 	case *ast.RollbackStmt:
@@ -230,6 +234,9 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	if err := s.ensureImplicitTxn(ctx); err != nil {
 		return err
 	}
+	if (s.txn != nil && s.readOnlyTxn) || s.readOnlySession() {
+		return errno.NewStd(mysql.ErrCantExecuteInReadOnlyTransaction)
+	}
 	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
 	if s.txn != nil {
 		if s.txn.Mode() == kv.Pessimistic {
@@ -305,6 +312,16 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 			s.userVars[name] = val.Clone()
 			continue
 		}
+		if name == "tx_isolation_one_shot" {
+			// SET TRANSACTION ISOLATION LEVEL ... (next transaction only).
+			if _, err := normalizeVar("transaction_isolation", val.String()); err != nil {
+				return err
+			}
+			continue
+		}
+		if name == "tx_read_only_one_shot" {
+			continue
+		}
 		if _, ok := sysVars[name]; !ok {
 			return errUnknownSysVar(name)
 		}
@@ -331,6 +348,13 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		s.vars[name] = norm
 	}
 	return nil
+}
+
+// readOnlySession reports transaction_read_only / tx_read_only = 1.
+func (s *Session) readOnlySession() bool {
+	v, _ := s.getSysVar("transaction_read_only", false)
+	w, _ := s.getSysVar("tx_read_only", false)
+	return v == "1" || w == "1"
 }
 
 func (s *Session) runAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ResultSet, error) {

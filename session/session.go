@@ -110,6 +110,8 @@ type Session struct {
 	txn kv.Txn
 	// explicit: BEGIN or autocommit=0 opened txn; it lives until COMMIT.
 	explicit bool
+	// readOnlyTxn: START TRANSACTION READ ONLY.
+	readOnlyTxn bool
 
 	affected     uint64
 	lastInsertID uint64
@@ -371,7 +373,7 @@ func (s *Session) beginTxn(ctx context.Context, explicit bool, mode kv.TxnMode) 
 // commitTxn commits the open transaction (if any).
 func (s *Session) commitTxn(ctx context.Context) error {
 	txn := s.txn
-	s.txn, s.explicit = nil, false
+	s.txn, s.explicit, s.readOnlyTxn = nil, false, false
 	if txn == nil {
 		return nil
 	}
@@ -388,7 +390,7 @@ func (s *Session) rollbackTxn() {
 	if s.txn != nil {
 		_ = s.txn.Rollback()
 	}
-	s.txn, s.explicit = nil, false
+	s.txn, s.explicit, s.readOnlyTxn = nil, false, false
 }
 
 // inTxn reports whether statements run inside a multi-statement transaction.

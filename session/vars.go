@@ -137,9 +137,14 @@ func normalizeVar(name, val string) (string, error) {
 	case "sql_mode":
 		return up, nil
 	case "transaction_isolation", "tx_isolation":
+		up = strings.ReplaceAll(up, " ", "-")
 		switch up {
-		case "REPEATABLE-READ", "READ-COMMITTED", "SERIALIZABLE", "READ-UNCOMMITTED":
+		case "REPEATABLE-READ", "READ-COMMITTED", "READ-UNCOMMITTED":
+			// Every level runs as snapshot isolation, which gives at least
+			// what these promise.
 			return up, nil
+		case "SERIALIZABLE":
+			return "", errno.New(8048, "The isolation level 'SERIALIZABLE' is not supported: shoal runs snapshot isolation")
 		}
 		return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
 	}

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -188,6 +189,20 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 				}
 				ctx.Eval.AppendWarning(errno.New(mysql.WarnDataTruncated, "Data truncated for column '%s' at row %d", c.Name, row))
 				b = truncateChars(b, ft.Flen, kind == types.KindBytes)
+			}
+		}
+		if ft.Tp == mysql.TypeString {
+			if kind == types.KindBytes {
+				// BINARY(n) pads with 0x00 to its length.
+				if len(b) < ft.Flen {
+					nb := make([]byte, ft.Flen)
+					copy(nb, b)
+					b = nb
+				}
+			} else {
+				// CHAR(n) reads back without trailing spaces (stored padded
+				// in MySQL, stripped on retrieval).
+				b = bytes.TrimRight(b, " ")
 			}
 		}
 		if kind == types.KindBytes {
