@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoaldb/shoal/store/engine"
@@ -26,6 +27,8 @@ type Store struct {
 	waiters *lockWaiters
 	sync    bool
 	locks   lockCounts
+	// safePoint is the GC safe point (see gc.go).
+	safePoint atomic.Uint64
 }
 
 // New returns a Store over eng. It counts the lock records already in the
@@ -68,6 +71,9 @@ func (s *Store) observeRead(ts uint64) {
 
 // Get reads key at req.Version.
 func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetResponse, error) {
+	if err := s.checkReadTS(req.Version); err != nil {
+		return kvrpc.GetResponse{}, err
+	}
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckKey(req.Key, req.Version)
 	}
@@ -89,6 +95,9 @@ func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetRespons
 
 // BatchGet reads keys at req.Version; absent keys are left out.
 func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.BatchGetResponse, error) {
+	if err := s.checkReadTS(req.Version); err != nil {
+		return kvrpc.BatchGetResponse{}, err
+	}
 	if req.Version != math.MaxUint64 {
 		for _, k := range req.Keys {
 			s.cm.readCheckKey(k, req.Version)
@@ -124,6 +133,9 @@ func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.
 // Scan reads a range at req.Version. On a blocking lock it returns the
 // pairs before it and a KeyIsLockedError.
 func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResponse, error) {
+	if err := s.checkReadTS(req.Version); err != nil {
+		return kvrpc.ScanResponse{}, err
+	}
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckRange(req.StartKey, req.EndKey, req.Version)
 	}
@@ -336,6 +348,9 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 	var g guard
 	s.latches.acquire(&g, keys)
 	defer g.release()
+	if err := s.checkReadTS(req.StartTS); err != nil {
+		return kvrpc.PrewriteResponse{}, err
+	}
 	w := s.newWriter()
 	defer w.close()
 
@@ -698,6 +713,9 @@ func (s *Store) ScanLocks(maxTS uint64) ([]*kvrpc.LockInfo, error) {
 // PessimisticLock takes pessimistic locks on req.Keys at req.ForUpdateTS,
 // waiting (without holding latches) for other transactions' locks.
 func (s *Store) PessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRequest) (kvrpc.PessimisticLockResponse, error) {
+	if err := s.checkReadTS(req.StartTS); err != nil {
+		return kvrpc.PessimisticLockResponse{}, err
+	}
 	keys := make([][]byte, len(req.Keys))
 	for i := range req.Keys {
 		keys[i] = req.Keys[i].Key
