@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/txnkv"
@@ -39,6 +40,15 @@ type Options struct {
 	// NoSync skips fsync on commit (faster, not durable across a crash of
 	// the machine or the process). The default is to sync.
 	NoSync bool
+	// GCLifeTime is how long old versions are kept for reads in the past:
+	// the GC safe point is at most now - GCLifeTime (and never above the
+	// start ts of a live transaction). 10 minutes if 0.
+	GCLifeTime time.Duration
+	// GCInterval is the time between background GC rounds (1 minute if 0;
+	// negative disables the background worker, RunGC still works).
+	GCInterval time.Duration
+	// GCBatchKeys bounds the user keys one GC batch handles (256 if 0).
+	GCBatchKeys int
 }
 
 // Embedded is an open embedded stack.
@@ -51,6 +61,14 @@ type Embedded struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	gcMu        sync.Mutex // one GC round at a time
+	gcLifeTime  time.Duration
+	gcBatchKeys int
+	gcCtx       context.Context
+	gcCancel    context.CancelFunc
+	gcStop      chan struct{}
+	gcDone      chan struct{}
 }
 
 // Open opens (creating if needed) the stack in dir.
@@ -85,6 +103,21 @@ func Open(dir string, opts Options) (*Embedded, error) {
 	if err := e.recoverLocks(); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("embedded: recovering locks: %w", err)
+	}
+	e.gcLifeTime = opts.GCLifeTime
+	if e.gcLifeTime <= 0 {
+		e.gcLifeTime = 10 * time.Minute
+	}
+	e.gcBatchKeys = opts.GCBatchKeys
+	e.gcCtx, e.gcCancel = context.WithCancel(context.Background())
+	e.gcStop = make(chan struct{})
+	if opts.GCInterval >= 0 {
+		interval := opts.GCInterval
+		if interval == 0 {
+			interval = time.Minute
+		}
+		e.gcDone = make(chan struct{})
+		go e.gcLoop(interval)
 	}
 	return e, nil
 }
@@ -124,6 +157,13 @@ func (e *Embedded) recoverLocks() error {
 // Close closes the client, the service, PD and the engine.
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() {
+		if e.gcStop != nil {
+			close(e.gcStop)
+			e.gcCancel()
+			if e.gcDone != nil {
+				<-e.gcDone
+			}
+		}
 		e.Storage.Close()
 		e.Service.Close()
 		e.PD.Close()

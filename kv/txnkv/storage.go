@@ -64,6 +64,7 @@ type Storage struct {
 	pd     pd.Client
 	store  kvrpc.Client
 	closed atomic.Bool
+	live   liveTxns
 }
 
 var _ kv.Storage = (*Storage)(nil)
@@ -79,14 +80,19 @@ func (s *Storage) Begin(ctx context.Context, opts kv.TxnOptions) (kv.Txn, error)
 	if s.closed.Load() {
 		return nil, kv.ErrClosed
 	}
+	id := s.live.register()
 	ts := opts.StartTS
 	if ts == 0 {
 		var err error
 		if ts, err = s.pd.GetTS(ctx); err != nil {
+			s.live.done(id)
 			return nil, err
 		}
 	}
-	return newTxn(s, ts, opts), nil
+	s.live.setTS(id, ts)
+	t := newTxn(s, ts, opts)
+	t.liveID = id
+	return t, nil
 }
 
 // GetSnapshot implements kv.Storage.

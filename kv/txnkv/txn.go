@@ -32,6 +32,8 @@ type txn struct {
 
 	hbOnce sync.Once
 	hbStop chan struct{}
+	// liveID registers the transaction in s.live until it finishes.
+	liveID uint64
 }
 
 var _ kv.Txn = (*txn)(nil)
@@ -282,6 +284,11 @@ func (t *txn) startHeartbeat() {
 }
 
 func (t *txn) stopHeartbeat() {
+	// Every Commit and Rollback ends here: the transaction is finished.
+	if t.liveID != 0 {
+		t.s.live.done(t.liveID)
+		t.liveID = 0
+	}
 	if t.hbStop != nil {
 		close(t.hbStop)
 		t.hbStop = nil

@@ -1,0 +1,124 @@
+package embedded
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoaldb/shoal/pd"
+	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/mvcc"
+)
+
+// GC runs in rounds. A round:
+//
+//  1. computes the safe point: min(TSO now - GCLifeTime, the smallest start
+//     ts of a live transaction of this process (txnkv's MinStartTS)). The
+//     live-transaction bound lives in txnkv, not PD: only the client knows
+//     when a transaction ends, and in this single-process stack it is the
+//     only client. A multi-node deployment would have each client report
+//     its min start ts to PD (TiDB's service safe points).
+//  2. resolves every lock with start_ts below it (a resolver must still
+//     find the primary's commit record, which GC may remove); a lock it
+//     cannot resolve (its transaction is alive) lowers the safe point.
+//  3. publishes the safe point in the store (reads below it are refused
+//     from then on; it never decreases), then
+//  4. walks the keyspace in bounded batches, pausing between batches as
+//     long as the batch took (so GC uses at most about half of a core).
+//
+// The safe point is not persisted: after a restart no transaction of the
+// previous process exists, and the first round recomputes it.
+
+func (e *Embedded) gcLoop(interval time.Duration) {
+	defer close(e.gcDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.gcStop:
+			return
+		case <-t.C:
+			_, _, _ = e.runGC(e.gcCtx, true)
+		}
+	}
+}
+
+// RunGC runs one GC round now (the manual trigger) and returns the safe
+// point used and what it removed.
+func (e *Embedded) RunGC(ctx context.Context) (uint64, mvcc.GCStats, error) {
+	return e.runGC(ctx, false)
+}
+
+func (e *Embedded) runGC(ctx context.Context, paced bool) (uint64, mvcc.GCStats, error) {
+	e.gcMu.Lock()
+	defer e.gcMu.Unlock()
+	var st mvcc.GCStats
+	now, err := e.PD.GetTS(ctx)
+	if err != nil {
+		return 0, st, err
+	}
+	life := uint64(e.gcLifeTime.Milliseconds()) << pd.PhysicalShift
+	if now <= life {
+		return 0, st, nil
+	}
+	sp := min(now-life, e.Storage.MinStartTS())
+	if sp, err = e.resolveLocksBelow(ctx, sp, now); err != nil {
+		return 0, st, err
+	}
+	sp = min(sp, e.Store.SetGCSafePoint(sp))
+	var start []byte
+	for {
+		t0 := time.Now()
+		next, bst, err := e.Store.GCBatch(ctx, sp, start, mvcc.GCBatchLimits{Keys: e.gcBatchKeys})
+		st.WritesDeleted += bst.WritesDeleted
+		st.DefaultDeleted += bst.DefaultDeleted
+		st.Keys += bst.Keys
+		if err != nil || next == nil {
+			return sp, st, err
+		}
+		start = next
+		if paced {
+			select {
+			case <-e.gcStop:
+				return sp, st, nil
+			case <-time.After(max(time.Since(t0), time.Millisecond)):
+			}
+		}
+	}
+}
+
+// resolveLocksBelow resolves the locks with start_ts < sp; it returns sp
+// lowered to the start ts of any lock that is still alive.
+func (e *Embedded) resolveLocksBelow(ctx context.Context, sp, now uint64) (uint64, error) {
+	locks, err := e.Store.ScanLocks(sp - 1)
+	if err != nil {
+		return 0, err
+	}
+	status := map[uint64]*kvrpc.CheckTxnStatusResponse{}
+	for _, l := range locks {
+		if l.LockTS >= sp {
+			continue
+		}
+		r, ok := status[l.LockTS]
+		if !ok {
+			resp, err := e.Service.KvCheckTxnStatus(ctx, kvrpc.CheckTxnStatusRequest{
+				PrimaryKey: l.Primary, LockTS: l.LockTS, CurrentTS: now, RollbackIfNotExist: true,
+			})
+			if err != nil {
+				sp = min(sp, l.LockTS)
+				continue
+			}
+			r = &resp
+			status[l.LockTS] = r
+		}
+		if r.LockTTL != 0 { // the primary is still locked and alive
+			sp = min(sp, l.LockTS)
+			continue
+		}
+		if _, err := e.Service.KvResolveLock(ctx, kvrpc.ResolveLockRequest{
+			StartTS: l.LockTS, CommitTS: r.CommitTS, Keys: [][]byte{l.Key},
+		}); err != nil {
+			sp = min(sp, l.LockTS)
+		}
+	}
+	return sp, nil
+}
