@@ -10,6 +10,9 @@
 //   - No transaction survives a restart: Open resolves every lock left by
 //     the previous process (committing those whose primary committed,
 //     rolling back the rest) before serving.
+//   - A background worker garbage-collects old versions (see gc.go); its
+//     safe point never exceeds the start ts of a live transaction of this
+//     process, and locks below it are resolved first.
 package embedded
 
 import (

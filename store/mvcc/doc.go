@@ -41,6 +41,10 @@
 //     rollback is recorded as a flag on it instead (overlapped rollback).
 //   - Commit is idempotent: a missing lock is fine if the transaction's
 //     commit record is there; otherwise it fails (the txn was rolled back).
+//   - GC (gc.go) at safe point sp removes only versions no read at
+//     ts >= sp can see, under the keys' latches, never touching locks;
+//     reads, prewrites and pessimistic locks below the published safe
+//     point (which never decreases) fail with GCTooEarlyError.
 //   - A pessimistic lock request that must wait registers in the wait-for
 //     graph while it still holds its latches, then drops them and waits;
 //     a request whose wait would close a cycle fails with DeadlockError.
