@@ -65,6 +65,9 @@ var (
 	ErrTxnAborted = errors.New("kv: transaction aborted")
 	// ErrResultUndetermined: commit may or may not have taken effect.
 	ErrResultUndetermined = errors.New("kv: commit result undetermined")
+	// ErrGCTooEarly: the read timestamp is older than the GC safe point
+	// (the versions it needs may have been collected).
+	ErrGCTooEarly = errors.New("kv: read timestamp is older than the GC safe point")
 	// ErrClosed: the storage was closed.
 	ErrClosed = errors.New("kv: storage closed")
 )

@@ -327,6 +327,8 @@ func toSQLError(err error) error {
 		return errno.New(mysql.ErrDupEntry, "Duplicate entry for key")
 	case errors.Is(err, kv.ErrResultUndetermined):
 		return errno.New(8224, "Result of the commit is undetermined: the transaction may or may not have been committed")
+	case errors.Is(err, kv.ErrGCTooEarly):
+		return errno.New(9006, "GC life time is shorter than transaction duration: %v", err)
 	case errors.Is(err, kv.ErrTxnAborted):
 		return errno.New(8005, "Transaction aborted; it must be retried by the client")
 	case errors.Is(err, context.Canceled):

@@ -21,6 +21,7 @@ func mapErr(err error, startTS uint64) error {
 		nf  *kvrpc.TxnLockNotFoundError
 		pnf *kvrpc.PessimisticLockNotFoundError
 		rb  *kvrpc.TxnRolledBackError
+		gc  interface{ GCTooEarly() bool }
 	)
 	switch {
 	case errors.As(err, &wc):
@@ -33,6 +34,8 @@ func mapErr(err error, startTS uint64) error {
 		return &wrapped{kv.ErrLockWaitTimeout, err}
 	case errors.As(err, &nf), errors.As(err, &pnf), errors.As(err, &rb):
 		return &wrapped{kv.ErrTxnAborted, err}
+	case errors.As(err, &gc):
+		return &wrapped{kv.ErrGCTooEarly, err}
 	}
 	return err
 }

@@ -45,6 +45,10 @@ type GCTooEarlyError struct {
 	SafePoint uint64
 }
 
+// GCTooEarly marks the error for clients that see it through the kvrpc
+// surface without importing this package.
+func (e *GCTooEarlyError) GCTooEarly() bool { return true }
+
 func (e *GCTooEarlyError) Error() string {
 	return fmt.Sprintf("mvcc: timestamp %d is older than the GC safe point %d", e.TS, e.SafePoint)
 }
