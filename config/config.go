@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	LogLevel string `toml:"log-level"`
 	// RootPassword is the password of the root user; empty by default.
 	RootPassword string `toml:"root-password"`
+	// GCLifeTime is how long old row versions are kept before MVCC garbage
+	// collection may remove them (a Go duration, e.g. "10m"); reads older
+	// than this fail with error 9006.
+	GCLifeTime string `toml:"gc-life-time"`
 }
 
 // Default returns the default configuration.
@@ -42,6 +47,7 @@ func Default() Config {
 		StatusPort: 10080,
 		DataDir:    "./shoal-data",
 		LogLevel:   "info",
+		GCLifeTime: "10m",
 	}
 }
 
@@ -74,6 +80,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port %d out of range 0..65535", c.Port))
+	}
+	if d, err := time.ParseDuration(c.GCLifeTime); err != nil || d < time.Minute {
+		errs = append(errs, fmt.Errorf("gc-life-time %q must be a duration of at least 1m", c.GCLifeTime))
 	}
 	if c.StatusPort < 0 || c.StatusPort > 65535 {
 		errs = append(errs, fmt.Errorf("status-port %d out of range 0..65535", c.StatusPort))

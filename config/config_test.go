@@ -46,3 +46,15 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestGCLifeTimeValidated(t *testing.T) {
+	c := Default()
+	c.GCLifeTime = "30s"
+	if err := c.Validate(); err == nil {
+		t.Fatal("a gc-life-time under a minute was accepted")
+	}
+	c.GCLifeTime = "1h"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

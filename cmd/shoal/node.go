@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/shoaldb/shoal/config"
 	"github.com/shoaldb/shoal/embedded"
@@ -20,7 +21,8 @@ type node struct {
 }
 
 func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
-	store, err := embedded.Open(cfg.DataDir, embedded.Options{})
+	gcLife, _ := time.ParseDuration(cfg.GCLifeTime) // validated
+	store, err := embedded.Open(cfg.DataDir, embedded.Options{GCLifeTime: gcLife})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}

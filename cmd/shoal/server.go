@@ -33,6 +33,7 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 		dataDir    = fs.String("data-dir", def.DataDir, "data directory")
 		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
 		rootPass   = fs.String("root-password", def.RootPassword, "password of the root user")
+		gcLife     = fs.String("gc-life-time", def.GCLifeTime, "how long old row versions are kept before garbage collection")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: shoal server [flags]\n\nflags:\n")
@@ -66,6 +67,8 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 			cfg.LogLevel = *logLevel
 		case "root-password":
 			cfg.RootPassword = *rootPass
+		case "gc-life-time":
+			cfg.GCLifeTime = *gcLife
 		}
 	})
 	return cfg, cfg.Validate()
