@@ -11,7 +11,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
-	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -534,5 +533,3 @@ func keyDatumRaw(v types.Datum, ft *types.FieldType) (d types.Datum, exact bool,
 		return types.NewStringBytes(v.AppendText(nil)), true, true
 	}
 }
-
-var _ = expression.Expr(nil)

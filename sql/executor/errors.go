@@ -1,8 +1,6 @@
 package executor
 
 import (
-	"fmt"
-
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
@@ -28,5 +26,3 @@ func ErrDupEntry(t *catalog.TableInfo, idx *catalog.IndexInfo, vals []types.Datu
 	}
 	return errno.NewStd(mysql.ErrDupEntry, s, t.Name+"."+name)
 }
-
-var _ = fmt.Sprint

@@ -41,8 +41,6 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 	for i, c := range t.Columns {
 		rc := tablecodec.RowColumn{ID: c.ID, Type: &c.Type, FromHandle: i == tc.handleOffset}
 		if c.Default != nil {
-			ctx := &Context{Eval: nil}
-			_ = ctx
 			rc.Default = staticDefault(c)
 		}
 		cols[i] = rc

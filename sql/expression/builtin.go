@@ -2,10 +2,8 @@ package expression
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -1193,9 +1191,6 @@ func firstArgStringType(args []Expr) types.FieldType {
 	}
 	return ft
 }
-
-var _ = fmt.Sprintf
-var _ = strconv.Itoa
 
 func bigOf(d types.Datum) *big.Int {
 	if d.Kind() == types.KindUint64 {

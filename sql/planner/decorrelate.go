@@ -3,7 +3,6 @@ package planner
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/sql/expression"
 )
 
@@ -105,8 +104,6 @@ func (b *builder) decorrelateScalarAgg(s *scope, q ast.ResultSetNode) (expressio
 	ft := gp.Columns()[len(keys)].Ft
 	return &expression.Subquery{ID: id, Mode: expression.SubqueryKeyed, Keys: keys, DefaultID: defID, Ft: ft}, nil
 }
-
-var _ = driver.ValueExpr{}
 
 func splitAnd(e ast.ExprNode, out []ast.ExprNode) []ast.ExprNode {
 	switch x := e.(type) {

@@ -348,11 +348,7 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 	case *ast.RowExpr:
 		return nil, errno.New(mysql.ErrOperandColumns, "Operand should contain 1 column(s)")
 	}
-	return nil, errNotSupported(strings.TrimPrefix(strings.TrimPrefix(typeName(n), "*ast."), "*"))
-}
-
-func typeName(n any) string {
-	return strings.TrimSpace(strings.Split(strings.TrimPrefix(strings.TrimPrefix(fmtType(n), "*"), "ast."), " ")[0])
+	return nil, errNotSupported(strings.TrimPrefix(fmtType(n), "*ast."))
 }
 
 var binaryOps = map[opcode.Op]string{
