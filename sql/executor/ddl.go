@@ -96,7 +96,11 @@ func (d *DDL) dropDatabase(ctx context.Context, x *ast.DropDatabaseStmt) error {
 
 // deleteTableData deletes every row and index entry of t.
 func deleteTableData(ctx context.Context, txn kv.Txn, t *catalog.TableInfo) error {
-	prefix := kv.Key(tablecodec.TablePrefix(t.ID))
+	return deletePrefix(ctx, txn, kv.Key(tablecodec.TablePrefix(t.ID)))
+}
+
+// deletePrefix deletes every key with the prefix, in the transaction.
+func deletePrefix(ctx context.Context, txn kv.Txn, prefix kv.Key) error {
 	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
 	if err != nil {
 		return err
@@ -548,24 +552,8 @@ func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifE
 			}
 			return errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
 		}
-		prefix := kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))
-		it, err := m.Txn().Iter(ctx, prefix, prefix.PrefixNext())
-		if err != nil {
+		if err := deletePrefix(ctx, m.Txn(), kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))); err != nil {
 			return err
-		}
-		var keys []kv.Key
-		for it.Valid() {
-			keys = append(keys, append(kv.Key(nil), it.Key()...))
-			if err := it.Next(); err != nil {
-				it.Close()
-				return err
-			}
-		}
-		it.Close()
-		for _, k := range keys {
-			if err := m.Txn().Delete(k); err != nil {
-				return err
-			}
 		}
 		nt := t.Clone()
 		for i, ix := range nt.Indices {
