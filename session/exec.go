@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/types"
@@ -239,6 +240,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	}
 	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
 	if s.txn != nil {
+		s.noteWrite(plan)
 		if s.txn.Mode() == kv.Pessimistic {
 			return s.inStatement(ctx, run, plan)
 		}
@@ -264,7 +266,11 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 		ec := s.newExecContext(ctx, txn, plan)
 		err = run(ec)
 		if err == nil {
-			err = txn.Commit(ctx)
+			tables := map[int64]*catalog.TableInfo{}
+			if t := writtenTable(plan); t != nil {
+				tables[t.ID] = t
+			}
+			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) })
 			if err == nil {
 				s.affected = s.lastInsertIDFrom(ec)
 				s.collectWarnings()

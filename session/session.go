@@ -112,6 +112,9 @@ type Session struct {
 	explicit bool
 	// readOnlyTxn: START TRANSACTION READ ONLY.
 	readOnlyTxn bool
+	// txnTables are the definitions of the tables the transaction wrote,
+	// as planned; commit requires them to be still current.
+	txnTables map[int64]*catalog.TableInfo
 
 	affected     uint64
 	lastInsertID uint64
@@ -374,12 +377,12 @@ func (s *Session) beginTxn(ctx context.Context, explicit bool, mode kv.TxnMode) 
 
 // commitTxn commits the open transaction (if any).
 func (s *Session) commitTxn(ctx context.Context) error {
-	txn := s.txn
-	s.txn, s.explicit, s.readOnlyTxn = nil, false, false
+	txn, tables := s.txn, s.txnTables
+	s.txn, s.explicit, s.readOnlyTxn, s.txnTables = nil, false, false, nil
 	if txn == nil {
 		return nil
 	}
-	if err := txn.Commit(ctx); err != nil {
+	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) }); err != nil {
 		if !errors.Is(err, kv.ErrResultUndetermined) {
 			_ = txn.Rollback()
 		}
@@ -392,7 +395,35 @@ func (s *Session) rollbackTxn() {
 	if s.txn != nil {
 		_ = s.txn.Rollback()
 	}
-	s.txn, s.explicit, s.readOnlyTxn = nil, false, false
+	s.txn, s.explicit, s.readOnlyTxn, s.txnTables = nil, false, false, nil
+}
+
+// noteWrite records the definition of the table a statement writes (the
+// first seen per table: commit checks it is still current).
+func (s *Session) noteWrite(plan *planner.Statement) {
+	t := writtenTable(plan)
+	if t == nil {
+		return
+	}
+	if s.txnTables == nil {
+		s.txnTables = map[int64]*catalog.TableInfo{}
+	}
+	if _, ok := s.txnTables[t.ID]; !ok {
+		s.txnTables[t.ID] = t
+	}
+}
+
+// writtenTable is the table a DML plan writes.
+func writtenTable(plan *planner.Statement) *catalog.TableInfo {
+	switch x := plan.Root.(type) {
+	case *planner.Insert:
+		return x.Table
+	case *planner.Update:
+		return x.Table
+	case *planner.Delete:
+		return x.Table
+	}
+	return nil
 }
 
 // inTxn reports whether statements run inside a multi-statement transaction.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 )
 
@@ -36,7 +37,10 @@ func autoIDKey(tableID int64) kv.Key {
 type Catalog struct {
 	store   kv.Storage
 	current atomic.Pointer[InfoSchema]
-	ddlMu   sync.Mutex
+	// ddlMu is held exclusively by a DDL from before its transaction
+	// begins until the new schema is published, and shared by DML commits
+	// (CommitGuard), so no DML commit interleaves with a DDL.
+	ddlMu sync.RWMutex
 
 	allocMu sync.Mutex
 	allocs  map[int64]*autoIDAllocator
@@ -213,4 +217,32 @@ func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
 	}
 	c.current.Store(m.next)
 	return nil
+}
+
+// ErrSchemaChanged is returned when a transaction planned its writes under
+// a schema version that is no longer current at commit (MySQL error 8028,
+// as TiDB reports it): committing could leave, for example, an index built
+// meanwhile without the transaction's entries.
+var ErrSchemaChanged = errno.New(8028, "Information schema is changed during the execution of the statement (for example, table definition may be updated by other DDL ran in parallel). If you see this error often, try increasing `tidb_max_delta_schema_count`. [try again later]")
+
+// CommitGuard runs commit if every table the transaction wrote still has
+// the definition the writes were planned with (the same *TableInfo),
+// excluding any concurrent DDL for its duration.
+//
+// Why this suffices on one node: a DDL holds ddlMu exclusively from before
+// its transaction's start timestamp until its schema is published. A DML
+// commit that ran before the DDL took the lock committed below the DDL's
+// start timestamp, so the DDL (e.g. an index backfill) sees its rows; one
+// that runs after finds its table's definition replaced and fails, while
+// DDL on other tables does not disturb it.
+func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) error {
+	c.ddlMu.RLock()
+	defer c.ddlMu.RUnlock()
+	is := c.InfoSchema()
+	for id, t := range tables {
+		if is.TableByID(id) != t {
+			return ErrSchemaChanged
+		}
+	}
+	return commit()
 }
