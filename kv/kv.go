@@ -86,7 +86,9 @@ func (e *WriteConflictError) Error() string {
 
 func (e *WriteConflictError) Is(target error) bool { return target == ErrWriteConflict }
 
-// Retriever reads keys.
+// Retriever reads keys. Values returned by Get and BatchGet belong to the
+// caller and are never changed afterwards (callers may alias them); values
+// seen through an Iterator are valid only until it moves.
 type Retriever interface {
 	// Get returns the value of k, or ErrNotExist.
 	Get(ctx context.Context, k Key) ([]byte, error)

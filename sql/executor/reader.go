@@ -332,7 +332,7 @@ func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.tc.decodeRow(r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
+	return r.tc.decodeOwnedRow(r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
 }
 
 // keyColumns are the offsets of the clustered key's columns.

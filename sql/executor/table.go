@@ -68,12 +68,17 @@ func staticDefault(c *catalog.ColumnInfo) types.Datum {
 // decodeRow decodes a row value (copied, since iterator memory is reused)
 // into a new full-width row.
 func (tc *tableCodec) decodeRow(t *catalog.TableInfo, h tablecodec.Handle, val []byte, extraHandle bool) (types.Row, error) {
+	return tc.decodeOwnedRow(t, h, append([]byte(nil), val...), extraHandle)
+}
+
+// decodeOwnedRow decodes a row value the caller owns and never changes (a
+// Get or BatchGet result): the row's datums alias it, no copy.
+func (tc *tableCodec) decodeOwnedRow(t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool) (types.Row, error) {
 	width := len(t.Columns)
 	if extraHandle {
 		width++
 	}
 	row := make(types.Row, width)
-	owned := append([]byte(nil), val...)
 	if err := tc.decoder.Decode(owned, h, row); err != nil {
 		return nil, err
 	}

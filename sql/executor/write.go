@@ -280,7 +280,7 @@ func (w *writer) fetchRow(h tablecodec.Handle) (types.Row, error) {
 		}
 		return nil, err
 	}
-	return w.tc.decodeRow(w.t, h.Clone(), v, !w.t.PKIsHandle && !w.t.CommonHandle)
+	return w.tc.decodeOwnedRow(w.t, h.Clone(), v, !w.t.PKIsHandle && !w.t.CommonHandle)
 }
 
 // ExecDML runs an INSERT, UPDATE or DELETE plan.
