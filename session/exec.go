@@ -196,8 +196,7 @@ func (s *Session) inStatement(ctx context.Context, fn func(ec *executor.Context)
 		txn.SetReadTS(0)
 		if err == nil {
 			txn.Release(h)
-			s.affected = s.lastInsertIDFrom(ec)
-			s.collectWarnings()
+			s.statementDone(ec)
 			return nil
 		}
 		txn.Cleanup(h)
@@ -223,11 +222,14 @@ func backoff(attempt int) {
 	}
 }
 
-func (s *Session) lastInsertIDFrom(ec *executor.Context) uint64 {
+// statementDone takes a finished DML statement's results: affected rows,
+// LAST_INSERT_ID and warnings.
+func (s *Session) statementDone(ec *executor.Context) {
 	if ec.LastInsertID != 0 {
 		s.lastInsertID = ec.LastInsertID
 	}
-	return ec.AffectedRows
+	s.affected = ec.AffectedRows
+	s.collectWarnings()
 }
 
 // runDML runs INSERT, UPDATE or DELETE.
@@ -251,8 +253,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 			return toSQLError(err)
 		}
 		s.txn.Release(h)
-		s.affected = s.lastInsertIDFrom(ec)
-		s.collectWarnings()
+		s.statementDone(ec)
 		return nil
 	}
 	// Autocommit: one optimistic transaction committed in one phase; on a
@@ -272,8 +273,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 			}
 			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) })
 			if err == nil {
-				s.affected = s.lastInsertIDFrom(ec)
-				s.collectWarnings()
+				s.statementDone(ec)
 				return nil
 			}
 			if errors.Is(err, kv.ErrResultUndetermined) {
