@@ -453,45 +453,35 @@ func evalNullEQ(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
 	return types.NewBool(CompareForArgs(f.Args[0], f.Args[1], a, b) == 0), nil
 }
 
-func evalAnd(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
-	null := false
-	for _, arg := range f.Args {
-		d, err := arg.Eval(ctx, row)
-		if err != nil {
-			return d, err
+// logicFold evaluates AND (stop on false) or OR (stop on true) with
+// three-valued logic: the stopping value wins, else NULL if any operand was
+// NULL, else the other value.
+func logicFold(stopOn bool) evalFunc {
+	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+		null := false
+		for _, arg := range f.Args {
+			d, err := arg.Eval(ctx, row)
+			if err != nil {
+				return d, err
+			}
+			v, ok := d.ToBool()
+			if !ok {
+				null = true
+			} else if v == stopOn {
+				return types.NewBool(stopOn), nil
+			}
 		}
-		v, ok := d.ToBool()
-		if !ok {
-			null = true
-		} else if !v {
-			return types.NewInt(0), nil
+		if null {
+			return types.Datum{}, nil
 		}
+		return types.NewBool(!stopOn), nil
 	}
-	if null {
-		return types.Datum{}, nil
-	}
-	return types.NewInt(1), nil
 }
 
-func evalOr(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
-	null := false
-	for _, arg := range f.Args {
-		d, err := arg.Eval(ctx, row)
-		if err != nil {
-			return d, err
-		}
-		v, ok := d.ToBool()
-		if !ok {
-			null = true
-		} else if v {
-			return types.NewInt(1), nil
-		}
-	}
-	if null {
-		return types.Datum{}, nil
-	}
-	return types.NewInt(0), nil
-}
+var (
+	evalAnd = logicFold(false)
+	evalOr  = logicFold(true)
+)
 
 func evalXor(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	a, b, null, err := evalArgs2(ctx, f, row)
