@@ -22,8 +22,12 @@ func mapErr(err error, startTS uint64) error {
 		pnf *kvrpc.PessimisticLockNotFoundError
 		rb  *kvrpc.TxnRolledBackError
 		gc  interface{ GCTooEarly() bool }
+		ud  *kvrpc.UndeterminedError
 	)
 	switch {
+	case errors.As(err, &ud):
+		// First: an undetermined commit wraps whatever failed below it.
+		return &wrapped{kv.ErrResultUndetermined, err}
 	case errors.As(err, &wc):
 		return &kv.WriteConflictError{Key: kv.Key(wc.Key), StartTS: startTS, ConflictTS: wc.ConflictCommitTS}
 	case errors.As(err, &ke):

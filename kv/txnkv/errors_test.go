@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
 type gcTooEarly struct{}
@@ -15,6 +16,15 @@ func (gcTooEarly) GCTooEarly() bool { return true }
 // A store's GC-safe-point refusal reaches the SQL layer as kv.ErrGCTooEarly.
 func TestMapErrGCTooEarly(t *testing.T) {
 	if err := mapErr(gcTooEarly{}, 1); !errors.Is(err, kv.ErrGCTooEarly) {
+		t.Fatalf("mapped to %v", err)
+	}
+}
+
+// A client's undetermined commit reaches the SQL layer as
+// kv.ErrResultUndetermined, even when it wraps another store error.
+func TestMapErrUndetermined(t *testing.T) {
+	err := mapErr(&kvrpc.UndeterminedError{Err: &kvrpc.TxnLockNotFoundError{Key: []byte("k")}}, 1)
+	if !errors.Is(err, kv.ErrResultUndetermined) || errors.Is(err, kv.ErrTxnAborted) {
 		t.Fatalf("mapped to %v", err)
 	}
 }

@@ -383,8 +383,9 @@ func (t *txn) Commit(ctx context.Context) error {
 		t.rollbackAfterFailure()
 		return err
 	}
-	// One store holds every key: commit them in one atomic batch, primary
-	// first in the request.
+	// Primary first in the request; Primary tells a client that splits the
+	// request by region to commit the primary's part before the others
+	// (one store commits all keys in one atomic batch).
 	keys := make([][]byte, 0, len(ms))
 	keys = append(keys, primary)
 	for _, m := range ms {
@@ -392,15 +393,17 @@ func (t *txn) Commit(ctx context.Context) error {
 			keys = append(keys, m.Key)
 		}
 	}
-	_, err = t.s.store.KvCommit(ctx, kvrpc.CommitRequest{Keys: keys, StartTS: t.startTS, CommitTS: commitTS})
+	_, err = t.s.store.KvCommit(ctx, kvrpc.CommitRequest{Keys: keys, StartTS: t.startTS, CommitTS: commitTS, Primary: primary})
 	if err != nil {
 		var nf *kvrpc.TxnLockNotFoundError
-		if errors.As(err, &nf) {
+		var ud *kvrpc.UndeterminedError
+		if !errors.As(err, &ud) && errors.As(err, &nf) {
 			t.valid = false
 			return mapErr(err, t.startTS)
 		}
-		// In-process the outcome of a failed commit call is unknown to us
-		// only if the store failed mid-write; do not guess.
+		// The primary's commit may have been applied (a store failed
+		// mid-write, or a connection dropped after sending: a client
+		// reports that as kvrpc.UndeterminedError); do not guess.
 		t.valid = false
 		return fmt.Errorf("%w: %v", kv.ErrResultUndetermined, err)
 	}

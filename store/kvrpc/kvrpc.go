@@ -173,6 +173,31 @@ func (e *LockWaitTimeoutError) Error() string {
 	return fmt.Sprintf("lock wait timeout: key=%q lock_ts=%d", e.Lock.Key, e.Lock.LockTS)
 }
 
+// UndeterminedError: a command that may commit (Commit of the primary, a
+// one-phase Prewrite) failed in a way that leaves its outcome unknown: the
+// request may have been applied (e.g. the connection dropped or the call
+// timed out after it was sent). Callers must not report it as a failure.
+type UndeterminedError struct{ Err error }
+
+func (e *UndeterminedError) Error() string {
+	return fmt.Sprintf("result undetermined: %v", e.Err)
+}
+func (e *UndeterminedError) Unwrap() error { return e.Err }
+
+// RegionUnavailableError: a client gave up reaching the region(s) of a
+// command after retrying region errors and connection failures for its
+// whole backoff budget. The command did not run (or, for a commit, see
+// UndeterminedError, which takes precedence); retrying later may succeed.
+type RegionUnavailableError struct {
+	RegionID uint64
+	Err      error // the last failure
+}
+
+func (e *RegionUnavailableError) Error() string {
+	return fmt.Sprintf("region %d unavailable: %v", e.RegionID, e.Err)
+}
+func (e *RegionUnavailableError) Unwrap() error { return e.Err }
+
 // ---- requests and responses ----
 
 type GetRequest struct {
@@ -229,6 +254,11 @@ type CommitRequest struct {
 	Keys     [][]byte
 	StartTS  uint64
 	CommitTS uint64
+	// Primary, when set, is the transaction's primary key (one of Keys).
+	// A client that splits the request (one per region) commits the part
+	// holding Primary first and the rest only after it succeeded. A single
+	// store commits all Keys atomically and ignores it.
+	Primary []byte
 }
 
 type CommitResponse struct{}
