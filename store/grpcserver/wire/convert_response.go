@@ -65,7 +65,9 @@ func PrewriteResponseToPB(r kvrpc.PrewriteResponse) *kvrpcpb.PrewriteResponse {
 	return &kvrpcpb.PrewriteResponse{OnePcCommitTs: r.OnePCCommitTS}
 }
 
-func CommitResponseToPB(kvrpc.CommitResponse) *kvrpcpb.CommitResponse { return &kvrpcpb.CommitResponse{} }
+func CommitResponseToPB(kvrpc.CommitResponse) *kvrpcpb.CommitResponse {
+	return &kvrpcpb.CommitResponse{}
+}
 
 func CleanupResponseToPB(r kvrpc.CleanupResponse) *kvrpcpb.CleanupResponse {
 	return &kvrpcpb.CleanupResponse{CommitTs: r.CommitTS}
@@ -129,7 +131,9 @@ func PrewriteResponseFromPB(r *kvrpcpb.PrewriteResponse) kvrpc.PrewriteResponse 
 	return kvrpc.PrewriteResponse{OnePCCommitTS: r.GetOnePcCommitTs()}
 }
 
-func CommitResponseFromPB(*kvrpcpb.CommitResponse) kvrpc.CommitResponse { return kvrpc.CommitResponse{} }
+func CommitResponseFromPB(*kvrpcpb.CommitResponse) kvrpc.CommitResponse {
+	return kvrpc.CommitResponse{}
+}
 
 func CleanupResponseFromPB(r *kvrpcpb.CleanupResponse) kvrpc.CleanupResponse {
 	return kvrpc.CleanupResponse{CommitTS: r.GetCommitTs()}
