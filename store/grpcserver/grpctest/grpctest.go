@@ -10,6 +10,7 @@
 package grpctest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -17,8 +18,10 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/store/grpcserver"
+	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
 	"github.com/shoaldb/shoal/store/service"
 	"github.com/shoaldb/shoal/store/standalone"
@@ -30,9 +33,52 @@ type Store struct {
 	Addr    string
 	Service *service.Service
 
-	mu   sync.Mutex
-	grpc *grpc.Server
-	srv  *grpcserver.Server
+	mu           sync.Mutex
+	grpc         *grpc.Server
+	srv          *grpcserver.Server
+	regionErrors map[string]int
+}
+
+// RegionErrors returns how many region errors of each kind ("NotLeader",
+// "EpochNotMatch", "RegionNotFound", "KeyNotInRegion", ...) the store
+// answered.
+func (s *Store) RegionErrors() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.regionErrors {
+		out[k] = v
+	}
+	return out
+}
+
+// counting counts the region errors of a checker.
+type counting struct {
+	grpcserver.RegionChecker
+	s *Store
+}
+
+func (c counting) CheckRegion(ctx context.Context, req *grpcserver.Request) (context.Context, *errorpb.RegionError) {
+	ctx, re := c.RegionChecker.CheckRegion(ctx, req)
+	if re != nil {
+		kind := "Other"
+		switch {
+		case re.NotLeader != nil:
+			kind = "NotLeader"
+		case re.EpochNotMatch != nil:
+			kind = "EpochNotMatch"
+		case re.RegionNotFound != nil:
+			kind = "RegionNotFound"
+		case re.KeyNotInRegion != nil:
+			kind = "KeyNotInRegion"
+		case re.ServerIsBusy != nil:
+			kind = "ServerIsBusy"
+		}
+		c.s.mu.Lock()
+		c.s.regionErrors[kind]++
+		c.s.mu.Unlock()
+	}
+	return ctx, re
 }
 
 // Cluster is a set of stores sharing one region table.
@@ -54,6 +100,9 @@ type Options struct {
 	// Otherwise each store has its own engine and only the data of the
 	// regions it led when the data was written.
 	Shared bool
+	// Wrap, if set, interposes on each store's service (to record or
+	// inject faults).
+	Wrap func(store uint64, svc kvrpc.Client) kvrpc.Client
 }
 
 // NewCluster starts the stores.
@@ -86,8 +135,12 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 				shared = svc
 			}
 		}
-		st := &Store{ID: uint64(s), Service: svc}
-		st.srv = grpcserver.New(svc, c.Table.Checker(st.ID), grpcserver.Options{})
+		st := &Store{ID: uint64(s), Service: svc, regionErrors: map[string]int{}}
+		var kc kvrpc.Client = svc
+		if o.Wrap != nil {
+			kc = o.Wrap(st.ID, svc)
+		}
+		st.srv = grpcserver.New(kc, counting{c.Table.Checker(st.ID), st}, grpcserver.Options{})
 		st.serve(t, "127.0.0.1:0")
 		c.Stores = append(c.Stores, st)
 	}
@@ -159,4 +212,39 @@ func (c *Cluster) StoreMeta(id uint64) (*metapb.Store, error) {
 		return nil, fmt.Errorf("store %d not found", id)
 	}
 	return &metapb.Store{Id: id, Address: s.Addr}, nil
+}
+
+// The Cluster is a region source (PD's view) over its table:
+// kv/tikvclient.RegionSource.
+
+// GetRegion returns the region holding key and its leader.
+func (c *Cluster) GetRegion(_ context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
+	r, l := c.Table.Locate(key)
+	return r, l, nil
+}
+
+// GetPrevRegion returns the region ending where the one holding key starts.
+func (c *Cluster) GetPrevRegion(_ context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
+	cur, _ := c.Table.Locate(key)
+	if cur == nil || len(cur.StartKey) == 0 {
+		return nil, nil, nil
+	}
+	for _, r := range c.Table.Regions() {
+		if string(r.EndKey) == string(cur.StartKey) {
+			_, l := c.Table.ByID(r.Id)
+			return r, l, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// GetRegionByID returns a region by id and its leader.
+func (c *Cluster) GetRegionByID(_ context.Context, id uint64) (*metapb.Region, *metapb.Peer, error) {
+	r, l := c.Table.ByID(id)
+	return r, l, nil
+}
+
+// GetStore returns the store's address.
+func (c *Cluster) GetStore(_ context.Context, id uint64) (*metapb.Store, error) {
+	return c.StoreMeta(id)
 }
