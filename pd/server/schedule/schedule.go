@@ -192,8 +192,9 @@ type Operator struct {
 	// invalidates the plan.
 	version uint64
 	current int
-	// sentStep/lastSent throttle resending an unfinished step.
-	sentStep int
+	// sent/lastSent throttle resending an unfinished step (what was sent
+	// may differ from the planned step: a leader transfer before a removal).
+	sent     *Step
 	lastSent time.Time
 	// influence is what the operator will do to store counts when done;
 	// the balancers count it in advance so that they do not overshoot.
@@ -213,7 +214,6 @@ func newOperator(kind string, r Region, now time.Time, steps ...Step) *Operator 
 		Steps:     steps,
 		Created:   now,
 		version:   r.Meta.GetRegionEpoch().GetVersion(),
-		sentStep:  -1,
 		influence: map[uint64]counts{},
 	}
 	leaderStore := r.Leader.GetStoreId()
@@ -363,10 +363,11 @@ func (c *Coordinator) advanceLocked(now time.Time, op *Operator, r Region, store
 			return nil, "cancel"
 		}
 	}
-	if op.sentStep == op.current && now.Sub(op.lastSent) < c.cfg.StepResendInterval {
+	if op.sent != nil && op.sent.Kind == send.Kind && op.sent.Peer.Id == send.Peer.Id &&
+		now.Sub(op.lastSent) < c.cfg.StepResendInterval {
 		return nil, ""
 	}
-	op.sentStep, op.lastSent = op.current, now
+	op.sent, op.lastSent = &send, now
 	return &send, ""
 }
 
