@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 
@@ -78,7 +79,7 @@ type Options struct {
 	// ConnsPerStore is the number of gRPC connections per store (2).
 	ConnsPerStore int
 	// DialOptions are added to the defaults (insecure transport,
-	// keepalive, 64 MiB messages).
+	// keepalive, reconnect backoff capped at 2s, 64 MiB messages).
 	DialOptions []grpc.DialOption
 }
 
@@ -149,6 +150,10 @@ func (p *connPool) get(addr string) (tikvpb.TikvClient, error) {
 		dopts := []grpc.DialOption{
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
+			// Reconnect to a restarted store within seconds (gRPC's default
+			// backoff grows to two minutes).
+			grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{
+				BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)),
 		}
 		dopts = append(dopts, p.opts.DialOptions...)

@@ -171,6 +171,21 @@ func TestScanAcrossRegions(t *testing.T) {
 			}
 		}
 	}
+	// Reverse scans on a cold cache: from a region boundary (the region
+	// before it is looked up) and from the end of the keyspace.
+	for _, end := range []string{"k20", "", "k22"} {
+		cold := tikvclient.New(e.c, tikvclient.Options{})
+		var en []byte
+		if end != "" {
+			en = []byte(end)
+		}
+		resp, err := cold.KvScan(ctx, kvrpc.ScanRequest{EndKey: en, Limit: 4, Version: ts, Reverse: true})
+		must(t, err)
+		_ = cold.Close()
+		if w := want("", end, 4, true); keysOf(resp.Pairs) != w {
+			t.Fatalf("cold reverse scan to %q: got %s, want %s", end, keysOf(resp.Pairs), w)
+		}
+	}
 	for _, p := range scan("", "", 0, false, true) {
 		if len(p.Value) != 0 {
 			t.Fatalf("KeyOnly scan returned a value for %s", p.Key)
@@ -377,6 +392,13 @@ func TestLeaderMoveAndStoreDown(t *testing.T) {
 		t.Fatalf("a, g = %s", got)
 	}
 	t.Logf("failover took %v", time.Since(start))
+	// Store 1 comes back on its address and leads again.
+	e.c.StoreByID(1).Restart(t)
+	e.c.Table.TransferLeader(1, 1)
+	e.write(t, ctx, false, "a", "4")
+	if got := e.get(t, ctx, "a"); got != "4" {
+		t.Fatalf("a = %s", got)
+	}
 }
 
 // The primary's commit applies but its answer never arrives: the commit
@@ -407,6 +429,23 @@ func TestUndeterminedCommit(t *testing.T) {
 	if got := e.get(t, ctx, "c"); got != "1" {
 		t.Fatalf("c = %s: resolved through the primary", got)
 	}
+	// A one-phase prewrite that applies without an answer is undetermined
+	// too, and is not resent.
+	hang.Store(uint64(2), true)
+	mark := e.rec.mark()
+	txn, err = e.s.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
+	must(t, err)
+	must(t, txn.Set(kv.Key("c"), []byte("2")))
+	if err := txn.Commit(ctx); !errors.Is(err, kv.ErrResultUndetermined) {
+		t.Fatalf("1PC: want an undetermined result, got %v", err)
+	}
+	hang.Delete(uint64(2))
+	if n := len(e.rec.of("Prewrite1PC", mark)); n != 1 {
+		t.Fatalf("1PC prewrite sent %d times", n)
+	}
+	if got := e.get(t, ctx, "c"); got != "2" {
+		t.Fatalf("c = %s: the 1PC prewrite applied", got)
+	}
 	// At the client level: a plain region outage (nothing sent) is
 	// unavailable, not undetermined.
 	e.c.Table.TransferLeader(1, 9) // a store that does not exist
@@ -421,6 +460,15 @@ func TestUndeterminedCommit(t *testing.T) {
 type hangingCommit struct {
 	kvrpc.Client
 	on func() bool
+}
+
+func (h *hangingCommit) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.PrewriteResponse, error) {
+	resp, err := h.Client.KvPrewrite(ctx, req)
+	if h.on() && req.TryOnePC {
+		<-ctx.Done()
+		return resp, ctx.Err()
+	}
+	return resp, err
 }
 
 func (h *hangingCommit) KvCommit(ctx context.Context, req kvrpc.CommitRequest) (kvrpc.CommitResponse, error) {

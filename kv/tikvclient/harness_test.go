@@ -166,9 +166,8 @@ func (r *recording) KvCommit(ctx context.Context, req kvrpc.CommitRequest) (kvrp
 	return resp, err
 }
 
+// KvPrewrite records the call when it arrives (a hanging call counts).
 func (r *recording) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.PrewriteResponse, error) {
-	start := time.Now()
-	resp, err := r.Client.KvPrewrite(ctx, req)
 	var keys []string
 	for _, m := range req.Mutations {
 		keys = append(keys, string(m.Key))
@@ -177,8 +176,8 @@ func (r *recording) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (
 	if req.TryOnePC {
 		method = "Prewrite1PC"
 	}
-	r.rec.add(call{store: r.store, method: method, keys: keys, start: start, end: time.Now(), err: err})
-	return resp, err
+	r.rec.add(call{store: r.store, method: method, keys: keys, start: time.Now()})
+	return r.Client.KvPrewrite(ctx, req)
 }
 
 func (r *recording) KvPessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRequest) (kvrpc.PessimisticLockResponse, error) {

@@ -45,7 +45,13 @@ func isTransport(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	switch status.Code(err) {
+	// The call's own error only: an error that wraps one (e.g.
+	// kvrpc.UndeterminedError) has been judged already.
+	se, ok := err.(interface{ GRPCStatus() *status.Status })
+	if !ok {
+		return false
+	}
+	switch se.GRPCStatus().Code() {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted:
 		return true
 	}
