@@ -52,6 +52,7 @@ import (
 
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
+	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
@@ -154,7 +155,7 @@ func (p *connPool) get(addr string) (tikvpb.TikvClient, error) {
 			// backoff grows to two minutes).
 			grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{
 				BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageSize), grpc.MaxCallSendMsgSize(grpcserver.MaxMessageSize)),
 		}
 		dopts = append(dopts, p.opts.DialOptions...)
 		for range p.opts.ConnsPerStore {

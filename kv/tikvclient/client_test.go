@@ -567,3 +567,20 @@ func TestBankAcrossRegions(t *testing.T) {
 	}
 	t.Logf("%d transfers committed", committed)
 }
+
+// Requests and responses beyond gRPC's default 4 MiB go through.
+func TestLargeMessages(t *testing.T) {
+	e := newEnv(t, envOpts{cluster: grpctest.Options{}})
+	ctx := testCtx(t)
+	big := strings.Repeat("x", 600<<10)
+	var kvs []string
+	for i := 0; i < 10; i++ {
+		kvs = append(kvs, fmt.Sprintf("big%d", i), big)
+	}
+	e.write(t, ctx, false, kvs...)
+	resp, err := e.cl.KvScan(ctx, kvrpc.ScanRequest{Version: e.ts(t)})
+	must(t, err)
+	if len(resp.Pairs) != 10 || len(resp.Pairs[9].Value) != len(big) {
+		t.Fatalf("scan got %d pairs", len(resp.Pairs))
+	}
+}

@@ -109,6 +109,18 @@ func New(svc kvrpc.Client, checker RegionChecker, opts Options) *Server {
 // Register adds the Tikv service to g.
 func (s *Server) Register(g *grpc.Server) { tikvpb.RegisterTikvServer(g, s) }
 
+// MaxMessageSize is the largest request or response the service takes
+// (a big transaction's prewrite, a wide batch get); gRPC's default is 4 MiB.
+const MaxMessageSize = 64 << 20
+
+// ServerOptions are the grpc.Server options a store should serve with.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxMessageSize),
+		grpc.MaxSendMsgSize(MaxMessageSize),
+	}
+}
+
 // AllRegions is a RegionChecker that accepts every request: one store
 // holding the whole keyspace, with no regions.
 type AllRegions struct{}

@@ -169,7 +169,7 @@ func (s *Store) serve(t testing.TB, addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer()
+	g := grpc.NewServer(grpcserver.ServerOptions()...)
 	s.srv.Register(g)
 	s.mu.Lock()
 	s.grpc, s.Addr = g, lis.Addr().String()
