@@ -15,8 +15,8 @@
 //     RegionNotFound, KeyNotInRegion, StoreNotMatch: reload; ServerIsBusy
 //     and connection failures: back off, try another peer) and the part's
 //     keys are regrouped and resent.
-//   - Commit: when the request names its Primary, the keys in the
-//     primary's region are committed (successfully) before any other key;
+//   - Commit: the keys in the primary's region (Primary, or Keys[0] when
+//     it is not set) are committed (successfully) before any other key;
 //     the rest follow in parallel. Once the primary is committed the
 //     transaction is, so failures of the rest are not reported (readers
 //     resolve the remaining locks through the primary).
