@@ -60,7 +60,7 @@ func (s *Store) handleReadies() {
 			it.p.ps.hardState = it.rd.HardState
 			// An uninitialized peer keeps its raft state in memory only
 			// (see maybeCreatePeer).
-			if it.p.initialized() {
+			if it.p.initialized() || it.snapApplied {
 				hs, _ := it.rd.HardState.Marshal()
 				_ = wb.Set(hardStateKey(it.p.regionID()), hs, nil)
 			}
