@@ -31,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"server", "run the embedded server (PD + store + SQL in one process)", runServer},
+		{"pd", "run a placement driver (PD) member", runPD},
 		{"version", "print version information", runVersion},
 	}
 }

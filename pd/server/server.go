@@ -57,6 +57,8 @@ type Server struct {
 	clusterID uint64
 	self      *pdpb.Member
 
+	etcdLogLevel zap.AtomicLevel
+
 	cli   *clientv3.Client // in-process client of the embedded etcd (set once ready)
 	ready chan struct{}    // closed when cli is set and the election loop runs
 
@@ -116,7 +118,9 @@ func New(cfg Config) (*Server, error) {
 	ec.AutoCompactionMode = embed.CompactorModePeriodic
 	ec.AutoCompactionRetention = "1h"
 	ec.EnableGRPCGateway = false
-	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(cfg.EtcdLogLevel))
+	lg, lvl := newZapLogger(cfg.EtcdLogLevel)
+	s.etcdLogLevel = lvl
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	ec.ServiceRegister = func(gs *grpc.Server) { pdpb.RegisterPDServer(gs, &grpcService{s: s}) }
 
 	e, err := embed.StartEtcd(ec)
@@ -131,28 +135,55 @@ func New(cfg Config) (*Server, error) {
 		ClientUrls: []string{clientURL.Host},
 		PeerUrls:   []string{peerURL.String()},
 	}
+	isLeaderGauge.WithLabelValues(cfg.Name).Set(0)
 	s.wg.Add(2)
 	go s.watchEtcd()
 	go s.run()
 	return s, nil
 }
 
-func newZapLogger(level string) *zap.Logger {
+// newZapLogger builds the embedded etcd's logger. Its level is atomic so
+// that Close can silence the errors etcd logs about its own listeners
+// closing; a few warnings etcd prints on every start of a loopback,
+// plain-HTTP member are dropped.
+func newZapLogger(level string) (*zap.Logger, zap.AtomicLevel) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		lvl = zapcore.WarnLevel
 	}
+	atom := zap.NewAtomicLevelAt(lvl)
 	zc := zap.NewProductionConfig()
-	zc.Level = zap.NewAtomicLevelAt(lvl)
+	zc.Level = atom
 	zc.Encoding = "console"
+	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	zc.Sampling = nil
 	zc.OutputPaths = []string{"stderr"}
 	zc.ErrorOutputPaths = []string{"stderr"}
-	lg, err := zc.Build()
+	lg, err := zc.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return benignFilter{c} }))
 	if err != nil {
-		return zap.NewNop()
+		return zap.NewNop(), atom
 	}
-	return lg
+	return lg, atom
+}
+
+// benignMessages are etcd warnings that say nothing about a PD member:
+// the shared client port and the unused auth token are by design.
+var benignMessages = map[string]bool{
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+	"simple token is not cryptographically signed":                                         true,
+}
+
+type benignFilter struct{ zapcore.Core }
+
+func (f benignFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if benignMessages[e.Message] {
+		return ce
+	}
+	return f.Core.Check(e, ce)
+}
+
+func (f benignFilter) With(fields []zapcore.Field) zapcore.Core {
+	return benignFilter{f.Core.With(fields)}
 }
 
 // watchEtcd reports a fatal etcd error on Err.
@@ -248,6 +279,8 @@ func (s *Server) Close() {
 		if s.cli != nil {
 			s.cli.Close()
 		}
+		// etcd logs its listeners closing as errors: not news on shutdown.
+		s.etcdLogLevel.SetLevel(zapcore.FatalLevel)
 		s.etcd.Close()
 		s.log.Info("pd member stopped")
 	})

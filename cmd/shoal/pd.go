@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/pd/server"
+	"github.com/shoaldb/shoal/status"
+)
+
+// pdFlags parses the flags of `shoal pd`: defaults, then the --config
+// file, then every flag given explicitly.
+func pdFlags(args []string, stderr io.Writer) (config.PD, error) {
+	def := config.DefaultPD()
+	fs := flag.NewFlagSet("shoal pd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgFile     = fs.String("config", "", "path of a TOML config file; flags override it")
+		name        = fs.String("name", def.Name, "member name, unique in the cluster")
+		dataDir     = fs.String("data-dir", def.DataDir, "data directory (embedded etcd)")
+		clientURLs  = fs.String("client-urls", def.ClientURLs, "host:port serving PD's gRPC service")
+		peerURLs    = fs.String("peer-urls", def.PeerURLs, "host:port for the members' own traffic (etcd peers)")
+		initial     = fs.String("initial-cluster", def.InitialCluster, "members of a new cluster: name=peer-url,... (empty: this member alone)")
+		statusAddr  = fs.String("status-addr", def.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+		logLevel    = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
+		maxReplicas = fs.Int("max-replicas", def.MaxReplicas, "voters per region")
+		downTime    = fs.String("max-store-down-time", def.MaxStoreDownTime, "how long a store may be silent before its replicas are replaced")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: shoal pd [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return def, err
+	}
+	if fs.NArg() > 0 {
+		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	cfg := def
+	if *cfgFile != "" {
+		if err := cfg.LoadFile(*cfgFile); err != nil {
+			return cfg, err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "name":
+			cfg.Name = *name
+		case "data-dir":
+			cfg.DataDir = *dataDir
+		case "client-urls":
+			cfg.ClientURLs = *clientURLs
+		case "peer-urls":
+			cfg.PeerURLs = *peerURLs
+		case "initial-cluster":
+			cfg.InitialCluster = *initial
+		case "status-addr":
+			cfg.StatusAddr = *statusAddr
+		case "log-level":
+			cfg.LogLevel = *logLevel
+		case "max-replicas":
+			cfg.MaxReplicas = *maxReplicas
+		case "max-store-down-time":
+			cfg.MaxStoreDownTime = *downTime
+		}
+	})
+	return cfg, cfg.Validate()
+}
+
+func runPD(args []string, stdout, stderr io.Writer) int {
+	cfg, err := pdFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shoal pd: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	slog.SetDefault(log)
+	if err := servePD(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "shoal pd: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// etcdLogLevel keeps the embedded etcd quieter than PD itself: warnings
+// and errors only, unless PD logs at error.
+func etcdLogLevel(pdLevel string) string {
+	if strings.ToLower(pdLevel) == "error" {
+		return "error"
+	}
+	return "warn"
+}
+
+// servePD runs one PD member until SIGINT/SIGTERM or a fatal etcd error.
+// The data dir and every port are checked before anything is served.
+func servePD(cfg config.PD, log *slog.Logger) error {
+	start := time.Now()
+	if err := checkDataDir(cfg.DataDir); err != nil {
+		return err
+	}
+	var statusLn net.Listener
+	if cfg.StatusAddr != "" {
+		var err error
+		statusLn, err = net.Listen("tcp", cfg.StatusAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr, err)
+		}
+		defer statusLn.Close()
+	}
+	sc := server.Config{
+		Name:           cfg.Name,
+		DataDir:        cfg.DataDir,
+		ClientURL:      cfg.ClientURLs,
+		PeerURL:        cfg.PeerURLs,
+		InitialCluster: cfg.InitialCluster,
+		EtcdLogLevel:   etcdLogLevel(cfg.LogLevel),
+		Logger:         log,
+	}
+	sc.Schedule.MaxReplicas = cfg.MaxReplicas
+	sc.Schedule.MaxStoreDownTime = cfg.StoreDownTime()
+	srv, err := server.New(sc) // binds the client and peer ports
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var httpSrv *http.Server
+	httpDone := make(chan error, 1)
+	if statusLn != nil {
+		info := status.Info{Role: "pd", Version: version, GitHash: gitHash, Addr: srv.ClientAddr(), StartTime: start}
+		httpSrv = &http.Server{Handler: pdStatusHandler(info, srv), ReadHeaderTimeout: 10 * time.Second}
+		go func() { httpDone <- httpSrv.Serve(statusLn) }()
+	}
+	log.Info("shoal pd started", "version", version, "name", cfg.Name, "client", cfg.ClientURLs, "peer", cfg.PeerURLs,
+		"status", orOff(cfg.StatusAddr), "data-dir", cfg.DataDir, "max-replicas", cfg.MaxReplicas,
+		"max-store-down-time", cfg.MaxStoreDownTime)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", "signal")
+	case err := <-srv.Err():
+		runErr = err
+		log.Error("pd stopped", "err", err)
+	}
+	stop() // a second signal kills the process the default way
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if httpSrv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if httpSrv.Shutdown(sctx) != nil {
+				httpSrv.Close()
+			}
+			cancel()
+		}
+		srv.Close() // steps down (revoking the leader lease), then stops etcd
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		return errors.New("shutdown did not finish within 30s")
+	}
+	log.Info("shoal pd stopped")
+	return runErr
+}
+
+func orOff(addr string) string {
+	if addr == "" {
+		return "off"
+	}
+	return addr
+}
+
+// pdStatus is the /status document of a PD member: the common fields plus
+// its health and the leader it knows.
+type pdStatus struct {
+	status.Status
+	Name       string `json:"name"`
+	ClusterID  uint64 `json:"cluster_id"`
+	Health     bool   `json:"health"` // joined its etcd cluster and a leader is known
+	IsLeader   bool   `json:"is_leader"`
+	Leader     string `json:"leader,omitempty"`
+	LeaderAddr string `json:"leader_addr,omitempty"`
+}
+
+// pdStatusHandler serves /status for PD and everything else (/metrics,
+// /debug/pprof) from the status package.
+func pdStatusHandler(info status.Info, srv *server.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", status.Handler(info))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		st := pdStatus{
+			Status: status.Status{
+				Role:          info.Role,
+				Version:       info.Version,
+				GitHash:       info.GitHash,
+				Addr:          info.Addr,
+				StartTime:     info.StartTime.UTC().Format(time.RFC3339),
+				UptimeSeconds: time.Since(info.StartTime).Seconds(),
+				GoVersion:     runtime.Version(),
+				Goroutines:    runtime.NumGoroutine(),
+			},
+			Name:      srv.Name(),
+			ClusterID: srv.ClusterID(),
+			IsLeader:  srv.IsLeader(),
+		}
+		if l := srv.Leader(); l != nil {
+			st.Leader = l.Name
+			if len(l.ClientUrls) > 0 {
+				st.LeaderAddr = l.ClientUrls[0]
+			}
+		}
+		st.Health = srv.Ready() && st.Leader != ""
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	})
+	return mux
+}
