@@ -515,9 +515,9 @@ func (c *Client) ScanRegions(ctx context.Context, start, end []byte, limit int) 
 	return out, nil
 }
 
-func (c *Client) AskBatchSplit(ctx context.Context, region *metapb.Region, count int) ([]*pdpb.SplitID, error) {
+func (c *Client) AskBatchSplit(ctx context.Context, region *metapb.Region, count uint32) ([]*pdpb.SplitID, error) {
 	resp, err := call(ctx, c, func(ctx context.Context, p pdpb.PDClient) (*pdpb.AskBatchSplitResponse, error) {
-		return p.AskBatchSplit(ctx, &pdpb.AskBatchSplitRequest{Region: region, SplitCount: uint32(count)})
+		return p.AskBatchSplit(ctx, &pdpb.AskBatchSplitRequest{Region: region, SplitCount: count})
 	})
 	if err != nil {
 		return nil, err

@@ -238,11 +238,11 @@ func TestMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stale heartbeat of the unsplit region must not undo the split.
-	if err := cli.SendRegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: region, Leader: region.Peers[0], Term: 1}); err != nil {
+	if err := cli.RegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: region, Leader: region.Peers[0], Term: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// The left half reports with its leader.
-	if err := cli.SendRegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: left, Leader: left.Peers[0], Term: 1}); err != nil {
+	if err := cli.RegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: left, Leader: left.Peers[0], Term: 1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -304,7 +304,7 @@ func TestMetadata(t *testing.T) {
 	}
 	// The heartbeat stream follows the new leader.
 	waitFor(t, 15*time.Second, func() bool {
-		_ = cli.SendRegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: left, Leader: left.Peers[0], Term: 1})
+		_ = cli.RegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: left, Leader: left.Peers[0], Term: 1})
 		r, err := cli.GetRegion(ctx, []byte("a"))
 		return err == nil && r.Leader != nil
 	})
@@ -334,7 +334,7 @@ func TestHeartbeatSchedules(t *testing.T) {
 		default:
 		}
 	})
-	if err := cli.SendRegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: region, Leader: region.Peers[0], Term: 1}); err != nil {
+	if err := cli.RegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: region, Leader: region.Peers[0], Term: 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -15,10 +15,10 @@ func (c *Client) SetRegionHeartbeatHandler(fn func(*pdpb.RegionHeartbeatResponse
 	c.hbHandler.Store(&fn)
 }
 
-// SendRegionHeartbeat sends a region report on the heartbeat stream to the
+// RegionHeartbeat sends a region report on the heartbeat stream to the
 // leader, opening (or reopening, once) the stream as needed. A failed
 // report is not retried further: the store reports again on its next tick.
-func (c *Client) SendRegionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) error {
+func (c *Client) RegionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) error {
 	c.hbMu.Lock()
 	defer c.hbMu.Unlock()
 	var err error

@@ -62,16 +62,16 @@ type Bootstrapper interface {
 // Heartbeater carries a store's reports to PD and PD's steps back.
 type Heartbeater interface {
 	StoreHeartbeat(ctx context.Context, stats *pdpb.StoreStats) error
-	// SendRegionHeartbeat sends a region leader's report on the shared
+	// RegionHeartbeat sends a region leader's report on the shared
 	// heartbeat stream; responses go to the handler set with
 	// SetRegionHeartbeatHandler.
-	SendRegionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) error
+	RegionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) error
 	SetRegionHeartbeatHandler(fn func(*pdpb.RegionHeartbeatResponse))
 }
 
 // Splitter gets IDs for a split and reports its result.
 type Splitter interface {
-	AskBatchSplit(ctx context.Context, region *metapb.Region, count int) ([]*pdpb.SplitID, error)
+	AskBatchSplit(ctx context.Context, region *metapb.Region, count uint32) ([]*pdpb.SplitID, error)
 	ReportBatchSplit(ctx context.Context, regions []*metapb.Region) error
 }
 

@@ -1,0 +1,9 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/shoaldb/shoal/pd/server/pdtest"
+)
+
+func TestMain(m *testing.M) { pdtest.RunWithLeakCheck(m) }
