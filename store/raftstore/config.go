@@ -36,6 +36,9 @@ type Config struct {
 
 	// PDHeartbeatTicks: how often a leader heartbeats its region to PD (50).
 	PDHeartbeatTicks int
+	// MaxPeerDownDuration: a leader reports a peer it has not heard from
+	// for longer as down in its heartbeats (10m).
+	MaxPeerDownDuration time.Duration
 
 	// MaxPendingProposals bounds the proposal and read queues; beyond it
 	// callers get ServerIsBusy (4096).
@@ -79,6 +82,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if o.PDHeartbeatTicks <= 0 {
 		o.PDHeartbeatTicks = 50
+	}
+	if o.MaxPeerDownDuration <= 0 {
+		o.MaxPeerDownDuration = 10 * time.Minute
 	}
 	if o.MaxPendingProposals <= 0 {
 		o.MaxPendingProposals = 4096

@@ -23,11 +23,13 @@ import (
 // when the writes were certainly not applied, and with ErrTimeout when the
 // outcome is unknown.
 //
-// A batch is refused (NotLeader) if the region's peer became leader after
-// the batch was created: the MVCC command that fills it took its snapshot
-// just before creating it, and a snapshot from before this leadership may
-// lack writes of the previous leader that were committed but not yet
-// applied here. From then on the leader's own latches order commands.
+// A batch is refused (NotLeader naming this store, so the client retries
+// here) unless, when it was created, the region's peer was a leader that
+// had applied an entry of its own term. The MVCC command that fills a
+// batch takes its snapshot just before creating it, and a snapshot from
+// before that point may lack writes of an earlier leader that were
+// committed but not yet applied here. From then on the leader's latches
+// order commands, and each one's writes are applied before it returns.
 func (s *Store) Engine() engine.Engine { return storeEngine{s} }
 
 type storeEngine struct{ s *Store }

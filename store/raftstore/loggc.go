@@ -52,5 +52,6 @@ func (s *Store) applyCompactLog(ac *applyContext, p *peer, cmd *command) error {
 	lo, hi := raftLogBounds(p.regionID(), 0, cmd.compactIndex+1)
 	_ = ac.wb.DeleteRange(lo, hi, nil)
 	st.TruncatedIndex, st.TruncatedTerm = cmd.compactIndex, cmd.compactTerm
+	p.ps.terms.compact(cmd.compactIndex)
 	return nil
 }

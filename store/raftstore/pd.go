@@ -6,6 +6,8 @@ import (
 
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/pdpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // PDClient is the part of the placement driver a store needs. The real
@@ -62,6 +64,25 @@ func (s *Store) heartbeatPD(p *peer) {
 		ApproximateSize: p.approximateSize,
 		Term:            p.rn.BasicStatus().Term,
 	}
+	now := time.Now()
+	for _, m := range p.region.GetPeers() {
+		if m.GetId() == p.peerID {
+			continue
+		}
+		if heard, ok := p.lastHeard[m.GetId()]; ok && now.Sub(heard) > s.cfg.MaxPeerDownDuration {
+			req.DownPeers = append(req.DownPeers, &pdpb.PeerStats{Peer: m, DownSeconds: uint64(now.Sub(heard) / time.Second)})
+		}
+	}
+	// Pending: peers that need a snapshot or are still catching up on it.
+	truncated := p.ps.apply.TruncatedIndex
+	p.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if id == p.peerID || (pr.Match >= truncated && pr.State != tracker.StateSnapshot) {
+			return
+		}
+		if m := p.findPeer(id); m != nil {
+			req.PendingPeers = append(req.PendingPeers, m)
+		}
+	})
 	s.runPD(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), pdTimeout)
 		defer cancel()
@@ -97,4 +118,25 @@ func (s *Store) HandleRegionHeartbeatResponse(resp *pdpb.RegionHeartbeatResponse
 			}
 		}
 	})
+}
+
+// Stats returns the store's figures for PD's store heartbeat (region and
+// leader counts, approximate used size); the caller fills capacity.
+func (s *Store) Stats() *pdpb.StoreStats {
+	st := &pdpb.StoreStats{StoreId: s.cfg.StoreID}
+	for _, p := range s.router.all() {
+		v := p.view.Load()
+		if !isInitialized(v.region) {
+			continue
+		}
+		st.RegionCount++
+		if v.isLeader {
+			st.LeaderCount++
+		}
+	}
+	if m := s.db.Metrics(); m != nil {
+		st.UsedSize = m.DiskSpaceUsage()
+	}
+	st.IsBusy = len(s.propCh) > cap(s.propCh)/2
+	return st
 }

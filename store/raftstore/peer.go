@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
@@ -27,11 +28,16 @@ type peer struct {
 	// can answer a sender missing from its region (e.g. it was created
 	// from a message and has no region yet).
 	peerCache map[uint64]*metapb.Peer
+	// lastHeard: when the leader last heard from each peer (down peers).
+	lastHeard map[uint64]time.Time
 
 	leaderID uint64
 	isLeader bool
-	// leaderSinceGen: the store's leadership generation when this peer
-	// last became leader (see Store.leaderGen).
+	// leaderReady: this leader has applied an entry of its own term, so it
+	// has applied everything any earlier leader committed.
+	// leaderSinceGen: the store's leadership generation when it became
+	// ready (see Store.leaderGen and proposalBatch).
+	leaderReady    bool
 	leaderSinceGen uint64
 
 	props proposalQueue
@@ -113,7 +119,7 @@ func (s *Store) newPeer(region *metapb.Region, peerID uint64, ps *peerStorage) (
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: region %d peer %d: %w", region.GetId(), peerID, err)
 	}
-	p := &peer{s: s, id: region.GetId(), peerID: peerID, region: region, rn: rn, ps: ps, peerCache: map[uint64]*metapb.Peer{}}
+	p := &peer{s: s, id: region.GetId(), peerID: peerID, region: region, rn: rn, ps: ps, peerCache: map[uint64]*metapb.Peer{}, lastHeard: map[uint64]time.Time{}}
 	p.publish()
 	return p, nil
 }
@@ -166,11 +172,16 @@ func (p *peer) onSoftState(ss *raft.SoftState) {
 	p.leaderID = ss.Lead
 	p.isLeader = ss.RaftState == raft.StateLeader
 	if p.isLeader && !wasLeader {
-		p.leaderSinceGen = p.s.leaderGen.Add(1)
+		p.leaderReady = false
+		now := time.Now()
+		for _, m := range p.region.GetPeers() {
+			p.lastHeard[m.GetId()] = now
+		}
 		p.ticks = 0
 		p.s.heartbeatPD(p)
 	}
 	if wasLeader && !p.isLeader {
+		p.leaderReady = false
 		// Reads waiting for a ReadIndex answer will not get one now.
 		p.reads.failAll(newNotLeader(p.regionID(), p.leaderPeer()))
 	}
@@ -195,4 +206,16 @@ func rangesOverlap(a, b *metapb.Region) bool {
 	aBeforeB := len(a.GetEndKey()) > 0 && bytes.Compare(a.GetEndKey(), b.GetStartKey()) <= 0
 	bBeforeA := len(b.GetEndKey()) > 0 && bytes.Compare(b.GetEndKey(), a.GetStartKey()) <= 0
 	return !aBeforeB && !bBeforeA
+}
+
+// checkLeaderReady marks a leader ready once it applied an entry of its
+// term (its first entry, an empty one, is proposed on election). After
+// an apply round.
+func (p *peer) checkLeaderReady() {
+	if !p.isLeader || p.leaderReady || p.ps.appliedTerm != p.rn.BasicStatus().Term {
+		return
+	}
+	p.leaderReady = true
+	p.leaderSinceGen = p.s.leaderGen.Add(1)
+	p.publish()
 }

@@ -123,6 +123,7 @@ func (s *Store) handleReadies() {
 		p := items[i].p
 		p.ps.setSnapState(p.region, p.ps.apply.AppliedIndex, p.ps.appliedTerm)
 		p.reads.release(p.ps.apply.AppliedIndex)
+		p.checkLeaderReady()
 	}
 	for _, f := range ac.after {
 		f()
@@ -156,6 +157,7 @@ func (p *peer) appendEntries(wb *pebble.Batch, ents []raftpb.Entry) {
 			panic(err)
 		}
 		_ = wb.Set(raftLogKey(rid, ents[i].Index), b, nil)
+		p.ps.terms.add(ents[i].Index, ents[i].Term)
 	}
 	last := ents[len(ents)-1]
 	if p.ps.lastIndex > last.Index {

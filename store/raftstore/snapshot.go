@@ -163,6 +163,7 @@ func (s *Store) persistSnapshot(wb *pebble.Batch, p *peer, snap raftpb.Snapshot)
 	p.ps.apply = raftserverpb.RaftApplyState{AppliedIndex: idx, TruncatedIndex: idx, TruncatedTerm: term}
 	p.ps.appliedTerm = term
 	p.ps.lastIndex, p.ps.lastTerm = idx, term
+	p.ps.terms.reset()
 	_ = wb.Set(applyStateKey(rid), mustMarshal(&p.ps.apply), nil)
 	_ = wb.Set(regionStateKey(rid), mustMarshal(&raftserverpb.RegionLocalState{Region: region}), nil)
 	p.snapRegion = region

@@ -45,6 +45,9 @@ type peerStorage struct {
 	appliedTerm uint64
 	lastIndex   uint64
 	lastTerm    uint64
+	// terms answers Term for the log in memory (raft asks often: on every
+	// append, commit and probe).
+	terms termRuns
 
 	snapMu      sync.Mutex
 	durable     snapState
@@ -73,20 +76,23 @@ func loadPeerStorage(db *pebble.DB, bg *sync.WaitGroup, region *metapb.Region) (
 		}
 	}
 	ps.lastIndex, ps.lastTerm = ps.apply.TruncatedIndex, ps.apply.TruncatedTerm
-	lo, hi := raftLogBounds(ps.regionID, 0, math.MaxUint64)
+	lo, hi := raftLogBounds(ps.regionID, ps.apply.TruncatedIndex+1, math.MaxUint64)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
 	}
-	if it.Last() {
+	for ok := it.First(); ok; ok = it.Next() {
 		var e raftpb.Entry
 		if err := e.Unmarshal(it.Value()); err != nil {
 			it.Close()
 			return nil, err
 		}
-		if e.Index > ps.lastIndex {
-			ps.lastIndex, ps.lastTerm = e.Index, e.Term
+		if e.Index != ps.lastIndex+1 {
+			it.Close()
+			return nil, fmt.Errorf("raftstore: region %d: log gap at %d (last %d)", ps.regionID, e.Index, ps.lastIndex)
 		}
+		ps.lastIndex, ps.lastTerm = e.Index, e.Term
+		ps.terms.add(e.Index, e.Term)
 	}
 	if err := it.Close(); err != nil {
 		return nil, err
@@ -170,6 +176,9 @@ func (ps *peerStorage) Term(i uint64) (uint64, error) {
 	case i == ps.lastIndex:
 		return ps.lastTerm, nil
 	}
+	if t, ok := ps.terms.term(i); ok {
+		return t, nil
+	}
 	v, err := get(ps.db, raftLogKey(ps.regionID, i))
 	if err != nil {
 		return 0, err
@@ -236,3 +245,43 @@ func writeInitialState(wb *pebble.Batch, region *metapb.Region) {
 	}), nil)
 	_ = wb.Set(regionStateKey(id), mustMarshal(&raftserverpb.RegionLocalState{Region: region}), nil)
 }
+
+// termRuns records the log's terms as runs: entries from start on have
+// term until the next run. Terms change rarely, so it stays tiny.
+type termRuns struct{ runs []termRun }
+
+type termRun struct{ start, term uint64 }
+
+// add records entry (index, term), which follows the last added or
+// replaces the log from index on.
+func (t *termRuns) add(index, term uint64) {
+	for len(t.runs) > 0 && t.runs[len(t.runs)-1].start >= index {
+		t.runs = t.runs[:len(t.runs)-1]
+	}
+	if n := len(t.runs); n > 0 && t.runs[n-1].term == term {
+		return
+	}
+	t.runs = append(t.runs, termRun{start: index, term: term})
+}
+
+// term returns the term of index if a run covers it (the caller checks
+// that index is within the log).
+func (t *termRuns) term(index uint64) (uint64, bool) {
+	for i := len(t.runs) - 1; i >= 0; i-- {
+		if t.runs[i].start <= index {
+			return t.runs[i].term, true
+		}
+	}
+	return 0, false
+}
+
+// compact forgets runs wholly at or below index.
+func (t *termRuns) compact(index uint64) {
+	i := 0
+	for i+1 < len(t.runs) && t.runs[i+1].start <= index+1 {
+		i++
+	}
+	t.runs = append(t.runs[:0], t.runs[i:]...)
+}
+
+func (t *termRuns) reset() { t.runs = t.runs[:0] }

@@ -81,6 +81,8 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	// Proposal ids only need to differ from those of entries a previous
 	// incarnation left in the log: start from the clock.
 	s.nextProposalID.Store(uint64(time.Now().UnixNano()))
+	// Generation 0 means "no check" in proposals: batches start at 1.
+	s.leaderGen.Store(1)
 	s.readCtxSalt = uint64(time.Now().UnixNano())
 	if err := s.checkIdent(); err != nil {
 		eng.Close()
@@ -377,6 +379,9 @@ func (s *Store) onRaftMessage(m *raftserverpb.RaftMessage) {
 	}
 	if from != nil {
 		p.peerCache[from.GetId()] = from
+		if p.isLeader {
+			p.lastHeard[from.GetId()] = time.Now()
+		}
 	}
 	if !p.initialized() && (msg.Type == raftpb.MsgVote || msg.Type == raftpb.MsgPreVote) {
 		// A peer without data neither votes nor persists its raft state
@@ -654,9 +659,10 @@ func (s *Store) proposeOnLoop(pr *proposal) {
 		pr.finish(newNotLeader(pr.regionID, p.leaderPeer()))
 		return
 	}
-	if pr.leaderGen != 0 && p.leaderSinceGen > pr.leaderGen {
-		// The command was planned on a snapshot taken before this peer
-		// became leader: it may have missed writes of the previous leader.
+	if pr.leaderGen != 0 && (!p.leaderReady || p.leaderSinceGen > pr.leaderGen) {
+		// The command was planned on a snapshot taken before this leader
+		// had applied everything earlier leaders committed: it may have
+		// missed some of their writes. The client retries here.
 		pr.finish(newNotLeader(pr.regionID, p.self()))
 		return
 	}
