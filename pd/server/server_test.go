@@ -83,3 +83,30 @@ func TestElectionAndFollowers(t *testing.T) {
 	}
 	stream.CloseSend()
 }
+
+// TestLeaderStopsWithoutQuorum: a leader cut off from the other members
+// stops serving once its lease runs out by its own clock, so it can never
+// hand out timestamps alongside a successor.
+func TestLeaderStopsWithoutQuorum(t *testing.T) {
+	c := pdtest.Start(t, 3, nil)
+	li := c.WaitLeader(10 * time.Second)
+	for i := range c.Members {
+		if i != li {
+			c.Stop(i)
+		}
+	}
+	leader := c.Members[li]
+	deadline := time.Now().Add(10 * time.Second)
+	for leader.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("leader kept serving without a quorum")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := dial(t, leader.ClientAddr()).AllocID(ctx, &pdpb.AllocIDRequest{})
+	if err == nil && resp.Header.GetError().GetType() != pdpb.ErrorType_NOT_LEADER {
+		t.Fatalf("deposed leader answered %v", resp)
+	}
+}
