@@ -358,3 +358,59 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestReplaceDownStore: with a short max-store-down-time, a replica on a
+// store that stops heartbeating is replaced on a live store (the first
+// step, a learner on the spare store, arrives on the heartbeat stream).
+func TestReplaceDownStore(t *testing.T) {
+	c := pdtest.Start(t, 1, func(_ int, cfg *server.Config) {
+		cfg.Schedule.MaxStoreDownTime = time.Second
+	})
+	cli := newClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	boot := &metapb.Region{Id: 10, RegionEpoch: epoch(1, 1), Peers: []*metapb.Peer{peer(11, 1)}}
+	if err := cli.Bootstrap(ctx, &metapb.Store{Id: 1, Address: "127.0.0.1:1"}, boot); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now() // store 3's last sign of life is its PutStore below
+	for _, id := range []uint64{2, 3, 4} {
+		if err := cli.PutStore(ctx, &metapb.Store{Id: id, Address: "127.0.0.1:" + string(rune('0'+id))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan *pdpb.RegionHeartbeatResponse, 100)
+	cli.SetRegionHeartbeatHandler(func(r *pdpb.RegionHeartbeatResponse) {
+		select {
+		case got <- r:
+		default:
+		}
+	})
+	// Three voters on stores 1, 2, 3; store 4 is the spare. Stores 1, 2
+	// and 4 heartbeat; store 3 has gone silent.
+	region := &metapb.Region{Id: 10, RegionEpoch: epoch(3, 1), Peers: []*metapb.Peer{peer(11, 1), peer(12, 2), peer(13, 3)}}
+	for {
+		for _, id := range []uint64{1, 2, 4} {
+			if err := cli.StoreHeartbeat(ctx, &pdpb.StoreStats{StoreId: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cli.RegionHeartbeat(ctx, &pdpb.RegionHeartbeatRequest{Region: region, Leader: region.Peers[0], Term: 2}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-got:
+			cp := r.ChangePeer
+			if cp == nil || cp.ChangeType != pdpb.ConfChangeType_AddLearnerNode || cp.Peer.StoreId != 4 {
+				t.Fatalf("heartbeat answer %v, want a learner on store 4", r)
+			}
+			if time.Since(start) < time.Second {
+				t.Fatalf("replica replaced after %s, before max-store-down-time", time.Since(start))
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("the replica on the silent store was not replaced")
+		}
+	}
+}
