@@ -717,7 +717,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 					var leader *Store
 					for _, id := range []uint64{1, 2, 3} {
 						if s := c.store(id); s != nil {
-							if info, ok := s.Region(1); ok && info.IsLeader {
+							if info, ok := s.RegionByKey([]byte(k)); ok && info.IsLeader {
 								leader = s
 							}
 						}
@@ -736,7 +736,12 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(50+rng.IntN(100)) * time.Millisecond)
+		c.eventually("some acknowledged writes", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(acked) > 0
+		})
+		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 		mu.Lock()
 		mustSurvive := append([]string(nil), acked...)
 		mu.Unlock()

@@ -84,7 +84,7 @@ func (s *Store) heartbeatPD(p *peer) {
 		}
 	})
 	s.runPD(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pdTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, pdTimeout)
 		defer cancel()
 		_ = s.pd.RegionHeartbeat(ctx, req)
 	})

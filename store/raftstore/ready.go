@@ -35,6 +35,8 @@ func (s *Store) handleReadies() {
 	for id, p := range s.dirty {
 		delete(s.dirty, id)
 		if p.destroyed || !p.rn.HasReady() {
+			// A snapshot raft did not take (stale) is not kept around.
+			p.pendingSnap = nil
 			continue
 		}
 		items = append(items, readyItem{p: p, rd: p.rn.Ready()})
@@ -79,6 +81,7 @@ func (s *Store) handleReadies() {
 	_ = wb.Close()
 	for i := range items {
 		it := &items[i]
+		it.p.pendingSnap = nil
 		if it.snapApplied {
 			it.p.afterSnapshot(it.rd.Snapshot)
 		}

@@ -125,7 +125,7 @@ func (s *Store) askSplit(p *peer, region *metapb.Region, key []byte, done chan e
 		return
 	}
 	s.runPD(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pdTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, pdTimeout)
 		ids, err := s.pd.AskBatchSplit(ctx, region, 1)
 		cancel()
 		if err == nil && (len(ids) != 1 || len(ids[0].GetNewPeerIds()) != len(region.GetPeers())) {
@@ -229,7 +229,7 @@ func (s *Store) applySplit(ac *applyContext, p *peer, cmd *command) error {
 		if wasLeader && s.pd != nil {
 			regions := []*metapb.Region{left, right}
 			s.runPD(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), pdTimeout)
+				ctx, cancel := context.WithTimeout(s.ctx, pdTimeout)
 				defer cancel()
 				_ = s.pd.ReportBatchSplit(ctx, regions)
 			})

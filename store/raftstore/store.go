@@ -36,7 +36,11 @@ type Store struct {
 	pdCh   chan func()
 
 	stopOnce sync.Once
+	closeErr error
 	stopCh   chan struct{}
+	// ctx is canceled on Close (bounds PD calls in flight).
+	ctx    context.Context
+	cancel context.CancelFunc
 	loopDone chan struct{}
 	wg       sync.WaitGroup
 
@@ -78,6 +82,7 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 		tombstones: map[uint64]*metapb.Region{},
 		dirty:      map[uint64]*peer{},
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	// Proposal ids only need to differ from those of entries a previous
 	// incarnation left in the log: start from the clock.
 	s.nextProposalID.Store(uint64(time.Now().UnixNano()))
@@ -85,10 +90,12 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	s.leaderGen.Store(1)
 	s.readCtxSalt = uint64(time.Now().UnixNano())
 	if err := s.checkIdent(); err != nil {
+		s.cancel()
 		eng.Close()
 		return nil, err
 	}
 	if err := s.loadPeers(); err != nil {
+		s.cancel()
 		eng.Close()
 		return nil, err
 	}
@@ -178,9 +185,13 @@ func (s *Store) markDirty(p *peer) { s.dirty[p.regionID()] = p }
 // Close stops the raft loop, fails everything waiting on it and closes
 // Pebble. Everything acknowledged before is durable.
 func (s *Store) Close() error {
-	s.stopOnce.Do(func() { close(s.stopCh) })
-	s.wg.Wait()
-	return s.eng.Close()
+	s.stopOnce.Do(func() {
+		close(s.stopCh)
+		s.cancel()
+		s.wg.Wait()
+		s.closeErr = s.eng.Close()
+	})
+	return s.closeErr
 }
 
 // StoreID returns the store's id.
