@@ -63,7 +63,7 @@ func (pd *fakePD) RegionHeartbeat(_ context.Context, req *pdpb.RegionHeartbeatRe
 
 // testCluster is n stores in one process on a MemNetwork.
 type testCluster struct {
-	t    *testing.T
+	t    testing.TB
 	net  *MemNetwork
 	pd   *fakePD
 	dirs map[uint64]string
@@ -91,7 +91,7 @@ func testConfig() Config {
 	}
 }
 
-func newTestCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
+func newTestCluster(t testing.TB, n int, tweak func(*Config)) *testCluster {
 	t.Helper()
 	cfg := testConfig()
 	if tweak != nil {

@@ -132,6 +132,12 @@ func (s *Store) askSplit(p *peer, region *metapb.Region, key []byte, done chan e
 			err = fmt.Errorf("raftstore: PD returned %d split ids for a region of %d peers", len(ids), len(region.GetPeers()))
 		}
 		if err != nil {
+			// Check again at the next opportunity.
+			s.runTask(func() {
+				if q := s.peers[region.GetId()]; q != nil {
+					q.sizeDiffHint = s.cfg.RegionSplitSize
+				}
+			})
 			finish(err)
 			return
 		}
