@@ -39,8 +39,8 @@ type Store struct {
 	closeErr error
 	stopCh   chan struct{}
 	// ctx is canceled on Close (bounds PD calls in flight).
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx      context.Context
+	cancel   context.CancelFunc
 	loopDone chan struct{}
 	wg       sync.WaitGroup
 
