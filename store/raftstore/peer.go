@@ -72,8 +72,6 @@ type peerView struct {
 	peerID   uint64
 	leader   *metapb.Peer // nil if unknown
 	isLeader bool
-	// leaderSinceGen is meaningful when isLeader.
-	leaderSinceGen uint64
 }
 
 type raftLogger struct{}
@@ -155,7 +153,7 @@ func (p *peer) setRegion(r *metapb.Region) {
 
 // publish makes the peer's current state visible to other goroutines.
 func (p *peer) publish() {
-	v := &peerView{region: p.region, peerID: p.peerID, isLeader: p.isLeader, leaderSinceGen: p.leaderSinceGen}
+	v := &peerView{region: p.region, peerID: p.peerID, isLeader: p.isLeader}
 	if p.leaderID != 0 {
 		if m := p.findPeer(p.leaderID); m != nil {
 			v.leader = proto.Clone(m).(*metapb.Peer)

@@ -63,6 +63,9 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	if cfg.StoreID == 0 {
 		return nil, errors.New("raftstore: StoreID is required")
 	}
+	if cfg.Engine.DisableWAL {
+		return nil, errors.New("raftstore: the WAL cannot be disabled (raft state must be durable)")
+	}
 	cfg = cfg.withDefaults()
 	eng, err := standalone.Open(dir, cfg.Engine)
 	if err != nil {
