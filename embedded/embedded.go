@@ -87,6 +87,7 @@ func Open(dir string, opts Options) (*Embedded, error) {
 	}
 	eng, err := standalone.Open(filepath.Join(dir, "store"), standalone.Options{
 		BlockCacheSize: opts.BlockCacheSize, MemTableSize: opts.MemTableSize,
+		Split: mvcc.SplitKey, SplitName: mvcc.SplitName,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: cannot open data directory %s (is another shoal using it?): %w", dir, err)

@@ -18,7 +18,7 @@ func TestGCReclaimsAndRespectsLiveTxns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	big := strings.Repeat("x", 1000)
+	big := strings.Repeat("x", mvcc.ShortValueMaxLen+1) // in the default keyspace
 	for i := 0; i < 20; i++ {
 		for k := 0; k < 5; k++ {
 			put(t, e, fmt.Sprintf("k%d", k), fmt.Sprint(i, big))

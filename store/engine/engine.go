@@ -11,6 +11,16 @@
 //     sync, they are on stable storage when Commit returns.
 //   - Byte slices returned by Iterator.Key/Value are valid until the next
 //     positioning call; Snapshot.Get returns a slice the caller owns.
+//
+// # Key prefixes and versions
+//
+// An engine is opened with the layer above's Split function (for the MVCC
+// layer, mvcc.SplitKey), which says how long the version-less prefix of a
+// key is. Keys sharing a prefix are versions of one record; the engine
+// keeps bloom filters on prefixes, so Get and SeekPrefixGE skip files that
+// hold no version of the record. Split must obey Pebble's rules: a key
+// made of a prefix alone sorts before every longer key with that prefix,
+// and keys order by prefix first.
 package engine
 
 import "errors"
@@ -42,9 +52,17 @@ type Snapshot interface {
 	Close()
 }
 
+// Split returns the length of key's version-less prefix (len(key) for
+// keys that have no version).
+type Split func(key []byte) int
+
 // Iterator walks a Snapshot. Positioning methods return Valid().
 type Iterator interface {
 	SeekGE(key []byte) bool
+	// SeekPrefixGE is SeekGE restricted to the keys sharing key's prefix
+	// (see Split): it and the Next calls after it stop at the prefix's
+	// last key. It is the fast way to find one record's versions.
+	SeekPrefixGE(key []byte) bool
 	SeekLT(key []byte) bool
 	First() bool
 	Last() bool

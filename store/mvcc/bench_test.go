@@ -12,7 +12,7 @@ import (
 // newBenchStore loads n rows (values of ~200 bytes, like sysbench) with
 // versions extra committed versions each.
 func newBenchStore(b *testing.B, n, versions int) *Store {
-	e, err := standalone.Open(b.TempDir(), standalone.Options{BlockCacheSize: 64 << 20})
+	e, err := standalone.Open(b.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func newSlowSyncStore(t testing.TB, delay time.Duration) (*Store, *slowfs.FS) {
 	t.Helper()
 	fs := slowfs.New(nil, delay)
-	e, err := standalone.Open(t.TempDir(), standalone.Options{BlockCacheSize: 8 << 20, MemTableSize: 4 << 20, FS: fs})
+	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestGCModel(t *testing.T) {
 				case 1:
 					m = kvrpc.Mutation{Op: kvrpc.OpLock, Key: []byte(k)}
 				case 2:
-					v = strings.Repeat(fmt.Sprint(i), 100) // > ShortValueMaxLen
+					v = strings.Repeat(fmt.Sprint(i), ShortValueMaxLen+1) // > ShortValueMaxLen
 					m = put(k, v)
 				default:
 					v = fmt.Sprint(i)

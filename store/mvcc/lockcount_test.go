@@ -39,7 +39,7 @@ func wantLocked(t *testing.T, err error, key string) {
 func TestLockCountFastPath(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*Store, func()) {
-		e, err := standalone.Open(dir, standalone.Options{BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+		e, err := standalone.Open(dir, standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ var ctx = context.Background()
 
 func newTestStore(t *testing.T) *Store {
 	t.Helper()
-	e, err := standalone.Open(t.TempDir(), standalone.Options{BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (r *reader) seekWrites(key []byte, ts uint64) writeCursor {
 	r.kbuf = versionedKey(r.kbuf, PrefixWrite, key, ts)
 	n := len(r.kbuf) - 8
 	c := writeCursor{it: it, prefix: r.kbuf[:n]}
-	c.valid = it.SeekGE(r.kbuf) && bytes.HasPrefix(it.Key(), c.prefix)
+	c.valid = it.SeekPrefixGE(r.kbuf) && bytes.HasPrefix(it.Key(), c.prefix)
 	return c
 }
 

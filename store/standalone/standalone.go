@@ -35,6 +35,26 @@ type Options struct {
 	// FS is the filesystem (the OS's if nil); tests use it to inject
 	// latency or faults.
 	FS vfs.FS
+	// Split is the key layout's prefix function (see engine.Split), with
+	// SplitName naming it on disk (Pebble refuses to open a database with
+	// another comparer). Nil: every key is its own prefix.
+	Split     engine.Split
+	SplitName string
+}
+
+// comparer is Pebble's bytewise order with o's prefix split. Separator and
+// Successor return their first argument: the default ones shorten keys and
+// could cut a versioned key mid-prefix, which Split would misread.
+func comparer(o Options) *pebble.Comparer {
+	if o.Split == nil {
+		return pebble.DefaultComparer
+	}
+	c := *pebble.DefaultComparer
+	c.Split = pebble.Split(o.Split)
+	c.Name = o.SplitName
+	c.Separator = func(dst, a, _ []byte) []byte { return append(dst, a...) }
+	c.Successor = func(dst, a []byte) []byte { return append(dst, a...) }
+	return &c
 }
 
 // Engine is the Pebble engine.
@@ -68,6 +88,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Cache:                       cache,
+		Comparer:                    comparer(o),
 		MemTableSize:                o.MemTableSize,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       4,
@@ -176,7 +197,7 @@ func (s *snapshot) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+	if !it.SeekPrefixGE(key) || !bytes.Equal(it.Key(), key) {
 		if err := it.Error(); err != nil {
 			return nil, err
 		}
@@ -240,17 +261,18 @@ func (i *lentIter) Close() error {
 
 type errIter struct{ err error }
 
-func (errIter) SeekGE([]byte) bool { return false }
-func (errIter) SeekLT([]byte) bool { return false }
-func (errIter) First() bool        { return false }
-func (errIter) Last() bool         { return false }
-func (errIter) Next() bool         { return false }
-func (errIter) Prev() bool         { return false }
-func (errIter) Valid() bool        { return false }
-func (errIter) Key() []byte        { return nil }
-func (errIter) Value() []byte      { return nil }
-func (e errIter) Error() error     { return e.err }
-func (e errIter) Close() error     { return e.err }
+func (errIter) SeekGE([]byte) bool       { return false }
+func (errIter) SeekPrefixGE([]byte) bool { return false }
+func (errIter) SeekLT([]byte) bool       { return false }
+func (errIter) First() bool              { return false }
+func (errIter) Last() bool               { return false }
+func (errIter) Next() bool               { return false }
+func (errIter) Prev() bool               { return false }
+func (errIter) Valid() bool              { return false }
+func (errIter) Key() []byte              { return nil }
+func (errIter) Value() []byte            { return nil }
+func (e errIter) Error() error           { return e.err }
+func (e errIter) Close() error           { return e.err }
 
 type batch struct {
 	db *pebble.DB
