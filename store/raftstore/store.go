@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
+	"github.com/shoaldb/shoal/store/mvcc"
 	"github.com/shoaldb/shoal/store/standalone"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -67,6 +68,8 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 		return nil, errors.New("raftstore: the WAL cannot be disabled (raft state must be durable)")
 	}
 	cfg = cfg.withDefaults()
+	// The MVCC layer finds a record's versions by prefix (bloom filters).
+	cfg.Engine.Split, cfg.Engine.SplitName = mvcc.SplitKey, mvcc.SplitName
 	eng, err := standalone.Open(dir, cfg.Engine)
 	if err != nil {
 		return nil, err
