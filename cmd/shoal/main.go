@@ -32,6 +32,7 @@ func commands() []command {
 	return []command{
 		{"server", "run the embedded server (PD + store + SQL in one process)", runServer},
 		{"pd", "run a placement driver (PD) member", runPD},
+		{"store", "run a storage node (multi-Raft store serving kv over gRPC)", runStore},
 		{"version", "print version information", runVersion},
 	}
 }
