@@ -17,6 +17,19 @@ type Options struct {
 	LatchSlots int
 	// NoSync skips the fsync of prewrite/commit batches (tests, bulk load).
 	NoSync bool
+	// NoLockCount disables the lock-count shortcut (see lockCounts): every
+	// command looks lock records up. Required when the store is not the
+	// only writer of the engine's lock keyspace, e.g. on a raftstore,
+	// where a follower applies locks written by another store's MVCC and
+	// becomes leader with counts that know nothing of them.
+	NoLockCount bool
+	// OnePCAllowed, if set, is asked before a prewrite commits in one
+	// phase; when it returns false the prewrite writes locks as in 2PC
+	// (answering OnePCCommitTS 0), which is always correct. It is asked
+	// after the command's batch was created and before maxTS is read, so
+	// a replicated store can refuse 1PC until a new leader raised maxTS
+	// (UpdateMaxTS) above every read timestamp earlier leaders served.
+	OnePCAllowed func() bool
 }
 
 // Store executes transactional commands on an engine.
@@ -27,6 +40,9 @@ type Store struct {
 	waiters *lockWaiters
 	sync    bool
 	locks   lockCounts
+	// noLockCount: Options.NoLockCount; locks are always looked up.
+	noLockCount  bool
+	onePCAllowed func() bool
 	// safePoint is the GC safe point (see gc.go).
 	safePoint atomic.Uint64
 }
@@ -44,10 +60,20 @@ func New(eng engine.Engine, o Options) *Store {
 		cm:      newConcurrencyManager(),
 		waiters: newLockWaiters(),
 		sync:    !o.NoSync,
+
+		noLockCount:  o.NoLockCount,
+		onePCAllowed: o.OnePCAllowed,
 	}
-	s.locks.init(eng)
+	if !s.noLockCount {
+		s.locks.init(eng)
+	}
 	return s
 }
+
+// UpdateMaxTS raises maxTS to ts (never lowers it): later one-phase
+// commits pick a commit ts above it. A replicated store calls it with a
+// fresh TSO timestamp when a peer becomes leader (see Options.OnePCAllowed).
+func (s *Store) UpdateMaxTS(ts uint64) { s.observeRead(ts) }
 
 // Engine returns the engine the store runs on.
 func (s *Store) Engine() engine.Engine { return s.eng }
@@ -155,7 +181,7 @@ func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResp
 // concurrency-manager check: it reads the blocking-lock count before it
 // takes the snapshot (see lockCounts for why that order matters).
 func (s *Store) newReadReader() *reader {
-	noBlocking := s.locks.blocking.Load() == 0
+	noBlocking := !s.noLockCount && s.locks.blocking.Load() == 0
 	r := newReader(s.eng)
 	r.noLocks = noBlocking
 	return r
@@ -178,7 +204,7 @@ func (s *Store) newWriter() *writer {
 	// Any lock on a latched key was written and counted by an earlier
 	// latch holder, and is uncounted only after its deletion was applied,
 	// so a zero count now means the snapshot holds no lock on our keys.
-	noLocks := s.locks.all.Load() == 0
+	noLocks := !s.noLockCount && s.locks.all.Load() == 0
 	w := &writer{s: s, r: newReader(s.eng), b: s.eng.NewBatch()}
 	w.r.noLocks = noLocks
 	return w
@@ -418,6 +444,9 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 		return kvrpc.PrewriteResponse{}, &kvrpc.KeyIsLockedError{Locks: locks}
 	}
 
+	if onePC && s.onePCAllowed != nil && !s.onePCAllowed() {
+		onePC = false
+	}
 	if !onePC {
 		for _, p := range preps {
 			m := p.m

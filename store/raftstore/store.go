@@ -203,6 +203,15 @@ func (s *Store) Close() error {
 // StoreID returns the store's id.
 func (s *Store) StoreID() uint64 { return s.cfg.StoreID }
 
+// LeaderGeneration counts the leaderships this store's peers have taken
+// up (a peer counts once it applied an entry of its term, the point from
+// which its batches are accepted). It only grows. A batch is accepted
+// only from a peer whose leadership is counted at or below the value when
+// the batch was created (see Engine), so work that must happen after
+// every leadership change (e.g. raising MVCC's maxTS) can compare the
+// generation it covered with the current one.
+func (s *Store) LeaderGeneration() uint64 { return s.leaderGen.Load() }
+
 // ---- the raft goroutine ----
 
 func (s *Store) run() {
