@@ -174,6 +174,14 @@ type Txn interface {
 	// ErrDeadlock. In optimistic mode it only records the keys for conflict
 	// checking at commit.
 	LockKeys(ctx context.Context, opts LockOptions, keys ...Key) error
+	// LockAndGet is LockKeys followed by BatchGet at the transaction's read
+	// timestamp (which the caller set to opts.ForUpdateTS), in one round
+	// trip for the keys it newly locks: once a key is locked at
+	// ForUpdateTS, nothing newer than ForUpdateTS can have committed, so
+	// the latest committed value is the one visible at ForUpdateTS. Like
+	// BatchGet, the transaction's own buffered writes win and absent keys
+	// are left out of the map.
+	LockAndGet(ctx context.Context, opts LockOptions, keys []Key) (map[string][]byte, error)
 
 	// Staging opens a savepoint; Release keeps the writes since it, Cleanup
 	// discards them. Handles nest (LIFO).

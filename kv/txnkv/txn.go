@@ -150,8 +150,50 @@ func (t *txn) SetPresumeKeyNotExists(k kv.Key) {
 // ---- pessimistic locking ----
 
 func (t *txn) LockKeys(ctx context.Context, opts kv.LockOptions, keys ...kv.Key) error {
+	_, err := t.lockKeys(ctx, opts, keys, nil)
+	return err
+}
+
+func (t *txn) LockAndGet(ctx context.Context, opts kv.LockOptions, keys []kv.Key) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(keys))
 	if !t.valid {
-		return errTxnDone
+		return nil, errTxnDone
+	}
+	if t.opts.Mode == kv.Optimistic {
+		if err := t.LockKeys(ctx, opts, keys...); err != nil {
+			return nil, err
+		}
+		return t.BatchGet(ctx, keys)
+	}
+	sent, err := t.lockKeys(ctx, opts, keys, out)
+	if err != nil {
+		return nil, err
+	}
+	// Keys buffered or locked before this call were not asked for values.
+	var rest []kv.Key
+	for _, k := range keys {
+		if _, ok := sent[string(k)]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 {
+		got, err := t.BatchGet(ctx, rest)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range got {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// lockKeys locks keys; with values non-nil it also stores there the latest
+// committed value of each key it sent to the store that the transaction
+// has not buffered a write for, and returns the set of those keys.
+func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, values map[string][]byte) (map[string]struct{}, error) {
+	if !t.valid {
+		return nil, errTxnDone
 	}
 	if t.opts.Mode == kv.Optimistic {
 		if t.optLocked == nil {
@@ -160,14 +202,14 @@ func (t *txn) LockKeys(ctx context.Context, opts kv.LockOptions, keys ...kv.Key)
 		for _, k := range keys {
 			t.optLocked[string(k)] = struct{}{}
 		}
-		return nil
+		return nil, nil
 	}
 	forUpdateTS := opts.ForUpdateTS
 	if forUpdateTS == 0 {
 		forUpdateTS = t.startTS
 	}
 	var req []kvrpc.PessimisticLockKey
-	seen := map[string]struct{}{}
+	seen := make(map[string]struct{}, len(keys))
 	for _, k := range keys {
 		if _, ok := t.locked[string(k)]; ok {
 			continue
@@ -183,18 +225,18 @@ func (t *txn) LockKeys(ctx context.Context, opts kv.LockOptions, keys ...kv.Key)
 		req = append(req, pk)
 	}
 	if len(req) == 0 {
-		return nil
+		return nil, nil
 	}
 	setPrimary := t.primary == nil
 	if setPrimary {
 		t.primary = append([]byte(nil), req[0].Key...)
 	}
-	err := t.pessimisticLock(ctx, req, forUpdateTS, opts.WaitTimeout)
+	got, err := t.pessimisticLock(ctx, req, forUpdateTS, opts.WaitTimeout, values != nil)
 	if err != nil {
 		if setPrimary {
 			t.primary = nil
 		}
-		return err
+		return nil, err
 	}
 	if t.locked == nil {
 		t.locked = map[string]struct{}{}
@@ -208,10 +250,26 @@ func (t *txn) LockKeys(ctx context.Context, opts kv.LockOptions, keys ...kv.Key)
 		t.forUpdateTS = forUpdateTS
 	}
 	t.startHeartbeat()
-	return nil
+	if values == nil {
+		return nil, nil
+	}
+	sent := make(map[string]struct{}, len(req))
+	for i, pk := range req {
+		if _, buffered := t.buf.get(pk.Key); buffered {
+			continue // BatchGet answers from the buffer
+		}
+		sent[string(pk.Key)] = struct{}{}
+		if i < len(got) && got[i] != nil {
+			values[string(pk.Key)] = got[i]
+		}
+	}
+	return sent, nil
 }
 
-func (t *txn) pessimisticLock(ctx context.Context, keys []kvrpc.PessimisticLockKey, forUpdateTS uint64, timeout time.Duration) error {
+// pessimisticLock locks keys, resolving expired locks and waiting up to
+// timeout; with returnValues it returns each key's latest committed value
+// (nil if absent), in keys' order.
+func (t *txn) pessimisticLock(ctx context.Context, keys []kvrpc.PessimisticLockKey, forUpdateTS uint64, timeout time.Duration, returnValues bool) ([][]byte, error) {
 	if timeout < 0 {
 		timeout = DefaultLockWaitTimeout
 	}
@@ -221,32 +279,32 @@ func (t *txn) pessimisticLock(ctx context.Context, keys []kvrpc.PessimisticLockK
 		if timeout == 0 {
 			remaining = 0
 		}
-		_, err := t.s.store.KvPessimisticLock(ctx, kvrpc.PessimisticLockRequest{
+		resp, err := t.s.store.KvPessimisticLock(ctx, kvrpc.PessimisticLockRequest{
 			Keys: keys, PrimaryLock: t.primary, StartTS: t.startTS, ForUpdateTS: forUpdateTS,
-			LockTTL: t.lockTTL(), WaitTimeout: max(remaining, 0),
+			LockTTL: t.lockTTL(), WaitTimeout: max(remaining, 0), ReturnValues: returnValues,
 		})
 		if err == nil {
-			return nil
+			return resp.Values, nil
 		}
 		var le *kvrpc.KeyIsLockedError
 		if !errors.As(err, &le) {
-			return mapErr(err, t.startTS)
+			return nil, mapErr(err, t.startTS)
 		}
 		// The holder's TTL may have run out, or we may not wait: resolve.
 		ok, rerr := t.s.resolveLocks(ctx, forUpdateTS, le.Locks)
 		if rerr != nil {
-			return mapErr(rerr, t.startTS)
+			return nil, mapErr(rerr, t.startTS)
 		}
 		if ok {
 			continue
 		}
 		if timeout == 0 || time.Until(deadline) <= 0 {
-			return fmt.Errorf("%w: key %q held by txn %d", kv.ErrLockWaitTimeout, le.Locks[0].Key, le.Locks[0].LockTS)
+			return nil, fmt.Errorf("%w: key %q held by txn %d", kv.ErrLockWaitTimeout, le.Locks[0].Key, le.Locks[0].LockTS)
 		}
 		// Alive by the TSO clock: give the store another wait slice.
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -195,8 +195,19 @@ func (r *tableReader) readAllAndLock() error {
 }
 
 func (ctx *Context) lockKeys(keys ...kv.Key) error {
+	opts, noWait := ctx.lockOptions()
+	return ctx.lockErr(ctx.Txn.LockKeys(ctx.Ctx, opts, keys...), noWait)
+}
+
+// lockAndGet locks keys and returns their values at ForUpdateTS.
+func (ctx *Context) lockAndGet(keys []kv.Key) (map[string][]byte, error) {
+	opts, noWait := ctx.lockOptions()
+	got, err := ctx.Txn.LockAndGet(ctx.Ctx, opts, keys)
+	return got, ctx.lockErr(err, noWait)
+}
+
+func (ctx *Context) lockOptions() (opts kv.LockOptions, noWait bool) {
 	wait := ctx.LockWait
-	noWait := false
 	if ctx.Stmt != nil {
 		switch p := ctx.Stmt.LockWait; {
 		case p == planner.LockNoWait:
@@ -205,11 +216,23 @@ func (ctx *Context) lockKeys(keys ...kv.Key) error {
 			wait = time.Duration(p) * time.Second
 		}
 	}
-	err := ctx.Txn.LockKeys(ctx.Ctx, kv.LockOptions{ForUpdateTS: ctx.ForUpdateTS, WaitTimeout: wait}, keys...)
+	return kv.LockOptions{ForUpdateTS: ctx.ForUpdateTS, WaitTimeout: wait}, noWait
+}
+
+func (ctx *Context) lockErr(err error, noWait bool) error {
 	if noWait && errors.Is(err, kv.ErrLockWaitTimeout) {
 		return errno.New(3572, "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")
 	}
 	return err
+}
+
+// getPoints reads keys; a locking read in a pessimistic transaction locks
+// them and gets their values in one request.
+func (r *tableReader) getPoints(keys []kv.Key) (map[string][]byte, error) {
+	if r.ts.Lock && r.ctx.Pessimistic {
+		return r.ctx.lockAndGet(keys)
+	}
+	return r.ctx.Txn.BatchGet(r.ctx.Ctx, keys)
 }
 
 // readPoints fetches the rows of point lookups (handles or unique keys).
@@ -267,12 +290,7 @@ func (r *tableReader) readPoints() error {
 		if len(idxKeys) == 0 {
 			return nil
 		}
-		if r.ts.Lock && r.ctx.Pessimistic {
-			if err := r.ctx.lockKeys(idxKeys...); err != nil {
-				return err
-			}
-		}
-		got, err := r.ctx.Txn.BatchGet(r.ctx.Ctx, idxKeys)
+		got, err := r.getPoints(idxKeys)
 		if err != nil {
 			return err
 		}
@@ -291,12 +309,7 @@ func (r *tableReader) readPoints() error {
 	if len(rowKeys) == 0 {
 		return nil
 	}
-	if r.ts.Lock && r.ctx.Pessimistic {
-		if err := r.ctx.lockKeys(rowKeys...); err != nil {
-			return err
-		}
-	}
-	if len(rowKeys) == 1 {
+	if len(rowKeys) == 1 && !(r.ts.Lock && r.ctx.Pessimistic) {
 		v, err := r.ctx.Txn.Get(r.ctx.Ctx, rowKeys[0])
 		if errors.Is(err, kv.ErrNotExist) {
 			return nil
@@ -311,7 +324,7 @@ func (r *tableReader) readPoints() error {
 		r.buf = append(r.buf, row)
 		return nil
 	}
-	got, err := r.ctx.Txn.BatchGet(r.ctx.Ctx, rowKeys)
+	got, err := r.getPoints(rowKeys)
 	if err != nil {
 		return err
 	}
