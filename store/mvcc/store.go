@@ -3,6 +3,7 @@ package mvcc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,11 @@ type Store struct {
 // engine (see lockCounts); the store must be the engine's only writer of
 // the lock keyspace from then on.
 func New(eng engine.Engine, o Options) *Store {
+	// Reads find a key's versions with SeekPrefixGE, which is only right
+	// on an engine split by SplitKey; catch a wrongly opened one early.
+	if n, ok := eng.(interface{ SplitName() string }); ok && n.SplitName() != SplitName {
+		panic(fmt.Sprintf("mvcc: engine splits keys by %q, want %q (open it with mvcc.SplitKey)", n.SplitName(), SplitName))
+	}
 	if o.LatchSlots <= 0 {
 		o.LatchSlots = 2048
 	}

@@ -59,8 +59,12 @@ func comparer(o Options) *pebble.Comparer {
 
 // Engine is the Pebble engine.
 type Engine struct {
-	db *pebble.DB
+	db        *pebble.DB
+	splitName string
 }
+
+// SplitName names the key split the engine was opened with ("" if none).
+func (e *Engine) SplitName() string { return e.splitName }
 
 var _ engine.Engine = (*Engine)(nil)
 
@@ -112,7 +116,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("standalone: open %s: %w", dir, err)
 	}
-	return &Engine{db: db}, nil
+	return &Engine{db: db, splitName: o.SplitName}, nil
 }
 
 // DB exposes the Pebble instance (metrics, tests).

@@ -151,7 +151,7 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 // (after the servers, which register their cleanups later).
 func openService(t testing.TB) *service.Service {
 	t.Helper()
-	eng, err := standalone.Open(t.TempDir(), standalone.Options{BlockCacheSize: 4 << 20, MemTableSize: 4 << 20, DisableWAL: true})
+	eng, err := standalone.Open(t.TempDir(), standalone.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, BlockCacheSize: 4 << 20, MemTableSize: 4 << 20, DisableWAL: true})
 	if err != nil {
 		t.Fatal(err)
 	}
