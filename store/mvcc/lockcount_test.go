@@ -23,6 +23,13 @@ func checkLockCounts(t *testing.T, s *Store) {
 	if a, b := s.locks.blocking.Load(), fresh.blocking.Load(); a != b {
 		t.Fatalf("blocking-lock count %d, engine holds %d", a, b)
 	}
+	for i := range s.locks.slots {
+		got, want := &s.locks.slots[i], &fresh.slots[i]
+		if got.all.Load() != want.all.Load() || got.blocking.Load() != want.blocking.Load() {
+			t.Fatalf("slot %d counts %d/%d, engine holds %d/%d", i,
+				got.all.Load(), got.blocking.Load(), want.all.Load(), want.blocking.Load())
+		}
+	}
 }
 
 func wantLocked(t *testing.T, err error, key string) {

@@ -20,6 +20,9 @@ type reader struct {
 	// noLocks: the snapshot holds no lock the reader's caller cares about
 	// (see lockCounts), so loadLock need not look.
 	noLocks bool
+	// keyCounts, for writers (whose keys are latched): loadLock skips keys
+	// whose slot holds no lock.
+	keyCounts *lockCounts
 }
 
 var readerPool = sync.Pool{New: func() any { return new(reader) }}
@@ -38,6 +41,7 @@ func (r *reader) close() {
 	r.snap.Close()
 	r.snap = nil
 	r.noLocks = false
+	r.keyCounts = nil
 	if cap(r.kbuf) <= 4096 && cap(r.pbuf) <= 4096 {
 		readerPool.Put(r)
 	}
@@ -52,7 +56,7 @@ func (r *reader) writeIter() engine.Iterator {
 
 // loadLock returns the lock on key, if any.
 func (r *reader) loadLock(key []byte) (Lock, bool, error) {
-	if r.noLocks {
+	if r.noLocks || (r.keyCounts != nil && !r.keyCounts.mayHold(key, false)) {
 		return Lock{}, false, nil
 	}
 	r.kbuf = lockKey(r.kbuf, key)

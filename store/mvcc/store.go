@@ -109,8 +109,10 @@ func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetRespons
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckKey(req.Key, req.Version)
 	}
+	noLock := s.noBlockingLock(req.Key)
 	r := s.newReadReader()
 	defer r.close()
+	r.noLocks = r.noLocks || noLock
 	l, ok, err := r.loadLock(req.Key)
 	if err != nil {
 		return kvrpc.GetResponse{}, err
@@ -135,11 +137,22 @@ func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.
 			s.cm.readCheckKey(k, req.Version)
 		}
 	}
+	// Per-key lock counts, loaded before the snapshot (up to 64 keys).
+	var noLock uint64
+	if len(req.Keys) <= 64 {
+		for i, k := range req.Keys {
+			if s.noBlockingLock(k) {
+				noLock |= 1 << i
+			}
+		}
+	}
 	r := s.newReadReader()
 	defer r.close()
+	noneAtAll := r.noLocks
 	var locks []*kvrpc.LockInfo
 	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
-	for _, k := range req.Keys {
+	for i, k := range req.Keys {
+		r.noLocks = noneAtAll || (i < 64 && noLock&(1<<i) != 0)
 		l, ok, err := r.loadLock(k)
 		if err != nil {
 			return kvrpc.BatchGetResponse{}, err
@@ -183,6 +196,12 @@ func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResp
 	return kvrpc.ScanResponse{Pairs: pairs}, nil
 }
 
+// noBlockingLock reports whether no blocking lock can be on key now (its
+// slot counts none). A read calls it before taking its snapshot.
+func (s *Store) noBlockingLock(key []byte) bool {
+	return !s.noLockCount && !s.locks.mayHold(key, true)
+}
+
 // newReadReader returns a reader for a read command. Called after the
 // concurrency-manager check: it reads the blocking-lock count before it
 // takes the snapshot (see lockCounts for why that order matters).
@@ -213,6 +232,9 @@ func (s *Store) newWriter() *writer {
 	noLocks := !s.noLockCount && s.locks.all.Load() == 0
 	w := &writer{s: s, r: newReader(s.eng), b: s.eng.NewBatch()}
 	w.r.noLocks = noLocks
+	if !s.noLockCount {
+		w.r.keyCounts = &s.locks
+	}
 	return w
 }
 
@@ -228,12 +250,13 @@ func (w *writer) commit(sync bool) error {
 	if len(w.lops) == 0 {
 		return w.b.Commit(sync)
 	}
-	d := netLockDelta(w.lops)
-	w.s.locks.add(d.incAll, d.incBlocking)
+	var d lockDelta
+	netLockDelta(&d, w.lops)
+	w.s.locks.addIncs(&d)
 	if err := w.b.Commit(sync); err != nil {
 		return err
 	}
-	w.s.locks.add(-d.decAll, -d.decBlocking)
+	w.s.locks.subDecs(&d)
 	return nil
 }
 
