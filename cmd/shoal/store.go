@@ -1,12 +1,248 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/status"
+	"github.com/shoaldb/shoal/store/raftstore"
+	"github.com/shoaldb/shoal/store/storenode"
 )
 
-// runStore runs `shoal store` (being wired; see store/storenode).
+// storeFlags parses the flags of `shoal store`: defaults, then the
+// --config file, then every flag given explicitly.
+func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
+	def := config.DefaultStore()
+	fs := flag.NewFlagSet("shoal store", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
+		pd         = fs.String("pd", def.PD, "PD client addresses, host:port[,host:port...]")
+		addr       = fs.String("addr", def.Addr, "host:port serving gRPC (kv for SQL nodes, raft between stores); registered in PD")
+		statusAddr = fs.String("status-addr", def.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+		dataDir    = fs.String("data-dir", def.DataDir, "data directory (store identity and Pebble)")
+		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
+		tick       = fs.String("raft-base-tick-interval", def.RaftBaseTickInterval, "raft clock tick (election after 10 ticks, heartbeat every 2)")
+		splitSize  = fs.String("region-split-size", def.RegionSplitSize, "split a region once its data passes this size (e.g. 96MiB)")
+		gcLimit    = fs.Uint64("raft-log-gc-count-limit", def.RaftLogGCCountLimit, "compact a region's raft log once it holds more applied entries than this")
+		regionHB   = fs.String("region-heartbeat-interval", def.RegionHeartbeatInterval, "how often region leaders report to PD")
+		storeHB    = fs.String("store-heartbeat-interval", def.StoreHeartbeatInterval, "how often the store reports its figures to PD")
+		grpcConc   = fs.Int("grpc-concurrency", def.GRPCConcurrency, "goroutines serving gRPC streams (0: one per stream)")
+		grpcMax    = fs.String("grpc-max-message-size", def.GRPCMaxMessageSize, "largest gRPC message either way (e.g. 64MiB)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: shoal store [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return def, err
+	}
+	if fs.NArg() > 0 {
+		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	cfg := def
+	if *cfgFile != "" {
+		if err := cfg.LoadFile(*cfgFile); err != nil {
+			return cfg, err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "pd":
+			cfg.PD = *pd
+		case "addr":
+			cfg.Addr = *addr
+		case "status-addr":
+			cfg.StatusAddr = *statusAddr
+		case "data-dir":
+			cfg.DataDir = *dataDir
+		case "log-level":
+			cfg.LogLevel = *logLevel
+		case "raft-base-tick-interval":
+			cfg.RaftBaseTickInterval = *tick
+		case "region-split-size":
+			cfg.RegionSplitSize = *splitSize
+		case "raft-log-gc-count-limit":
+			cfg.RaftLogGCCountLimit = *gcLimit
+		case "region-heartbeat-interval":
+			cfg.RegionHeartbeatInterval = *regionHB
+		case "store-heartbeat-interval":
+			cfg.StoreHeartbeatInterval = *storeHB
+		case "grpc-concurrency":
+			cfg.GRPCConcurrency = *grpcConc
+		case "grpc-max-message-size":
+			cfg.GRPCMaxMessageSize = *grpcMax
+		}
+	})
+	return cfg, cfg.Validate()
+}
+
 func runStore(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "shoal store: not implemented yet")
-	return 1
+	cfg, err := storeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shoal store: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	slog.SetDefault(log)
+	if err := serveStore(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "shoal store: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// storeNodeConfig turns the command's configuration into the node's.
+func storeNodeConfig(cfg config.Store, log *slog.Logger) storenode.Config {
+	tick := cfg.TickInterval()
+	hbTicks := int(cfg.RegionHeartbeat() / tick)
+	return storenode.Config{
+		PD:         cfg.PDAddrs(),
+		Addr:       cfg.Addr,
+		StatusAddr: cfg.StatusAddr,
+		DataDir:    cfg.DataDir,
+		Version:    version,
+		Raft: raftstore.Config{
+			TickInterval:        tick,
+			RegionSplitSize:     cfg.SplitSize(),
+			RaftLogGCCountLimit: cfg.RaftLogGCCountLimit,
+			PDHeartbeatTicks:    max(hbTicks, 1),
+		},
+		StoreHeartbeatInterval: cfg.StoreHeartbeat(),
+		GRPCConcurrency:        cfg.GRPCConcurrency,
+		GRPCMaxMessageSize:     cfg.MaxMessageSize(),
+		Logger:                 log,
+	}
+}
+
+// serveStore runs a storage node until SIGINT/SIGTERM or a fatal serving
+// error. The data dir and both ports are checked before anything starts.
+func serveStore(cfg config.Store, log *slog.Logger) error {
+	start := time.Now()
+	if err := checkDataDir(cfg.DataDir); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen for gRPC on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	var statusLn net.Listener
+	if cfg.StatusAddr != "" {
+		statusLn, err = net.Listen("tcp", cfg.StatusAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr, err)
+		}
+		defer statusLn.Close()
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	// Start-up waits for PD (bounded); a signal interrupts it.
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	node, err := storenode.Start(startCtx, storeNodeConfig(cfg, log), ln)
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	var httpSrv *http.Server
+	if statusLn != nil {
+		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.Addr, StartTime: start}
+		httpSrv = &http.Server{Handler: storeStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = httpSrv.Serve(statusLn) }()
+	}
+	log.Info("shoal store started", "version", version, "store", node.StoreID(), "addr", cfg.Addr,
+		"status", orOff(cfg.StatusAddr), "pd", cfg.PD, "data-dir", cfg.DataDir)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", "signal")
+	case err := <-node.Err():
+		runErr = err
+		log.Error("gRPC server stopped", "err", err)
+	}
+	stop() // a second signal kills the process the default way
+
+	done := make(chan error, 1)
+	go func() {
+		if httpSrv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if httpSrv.Shutdown(sctx) != nil {
+				httpSrv.Close()
+			}
+			cancel()
+		}
+		done <- node.Close()
+	}()
+	select {
+	case err := <-done:
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+	case <-time.After(30 * time.Second):
+		return errors.New("shutdown did not finish within 30s")
+	}
+	log.Info("shoal store stopped")
+	return runErr
+}
+
+// storeStatus is the /status document of a storage node.
+type storeStatus struct {
+	status.Status
+	StoreID     uint64 `json:"store_id"`
+	ClusterID   uint64 `json:"cluster_id"`
+	Health      bool   `json:"health"` // registered and heartbeating to PD
+	RegionCount uint32 `json:"region_count"`
+	LeaderCount uint32 `json:"leader_count"`
+}
+
+// storeStatusHandler serves /status for a store and everything else
+// (/metrics, /debug/pprof) from the status package.
+func storeStatusHandler(info status.Info, node *storenode.Node) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", status.Handler(info))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		stats := node.Stats()
+		st := storeStatus{
+			Status: status.Status{
+				Role:          info.Role,
+				Version:       info.Version,
+				GitHash:       info.GitHash,
+				Addr:          info.Addr,
+				StartTime:     info.StartTime.UTC().Format(time.RFC3339),
+				UptimeSeconds: time.Since(info.StartTime).Seconds(),
+				GoVersion:     runtime.Version(),
+				Goroutines:    runtime.NumGoroutine(),
+			},
+			StoreID:     node.StoreID(),
+			ClusterID:   node.ClusterID(),
+			Health:      node.Healthy(),
+			RegionCount: stats.GetRegionCount(),
+			LeaderCount: stats.GetLeaderCount(),
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	})
+	return mux
 }
