@@ -76,10 +76,10 @@ type Node struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	registered   atomic.Bool
-	lastBeatOK   atomic.Int64 // unix nanos of the last accepted store heartbeat
-	closeOnce    sync.Once
-	closeErr     error
+	registered atomic.Bool
+	lastBeatOK atomic.Int64 // unix nanos of the last accepted store heartbeat
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // Start opens the store in cfg.DataDir (creating its identity with PD on
