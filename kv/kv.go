@@ -68,6 +68,11 @@ var (
 	// ErrGCTooEarly: the read timestamp is older than the GC safe point
 	// (the versions it needs may have been collected).
 	ErrGCTooEarly = errors.New("kv: read timestamp is older than the GC safe point")
+	// ErrRegionUnavailable: the client gave up reaching a region (its
+	// retry budget ran out on region errors or unreachable stores). The
+	// command did not take effect, except that a commit whose outcome is
+	// unknown reports ErrResultUndetermined instead.
+	ErrRegionUnavailable = errors.New("kv: region is unavailable")
 	// ErrClosed: the storage was closed.
 	ErrClosed = errors.New("kv: storage closed")
 )

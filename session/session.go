@@ -330,6 +330,9 @@ func toSQLError(err error) error {
 		return errno.New(mysql.ErrDupEntry, "Duplicate entry for key")
 	case errors.Is(err, kv.ErrResultUndetermined):
 		return errno.New(8224, "Result of the commit is undetermined: the transaction may or may not have been committed")
+	case errors.Is(err, kv.ErrRegionUnavailable):
+		// TiDB's code and text: the statement did not take effect.
+		return errno.New(9005, "Region is unavailable")
 	case errors.Is(err, kv.ErrGCTooEarly):
 		return errno.New(9006, "GC life time is shorter than transaction duration: %v", err)
 	case errors.Is(err, kv.ErrTxnAborted):

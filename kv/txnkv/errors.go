@@ -23,6 +23,7 @@ func mapErr(err error, startTS uint64) error {
 		rb  *kvrpc.TxnRolledBackError
 		gc  interface{ GCTooEarly() bool }
 		ud  *kvrpc.UndeterminedError
+		ru  *kvrpc.RegionUnavailableError
 	)
 	switch {
 	case errors.As(err, &ud):
@@ -40,6 +41,10 @@ func mapErr(err error, startTS uint64) error {
 		return &wrapped{kv.ErrTxnAborted, err}
 	case errors.As(err, &gc):
 		return &wrapped{kv.ErrGCTooEarly, err}
+	case errors.As(err, &ru):
+		// Last: a store error that came back before the budget ran out
+		// (wrapped inside it) says more.
+		return &wrapped{kv.ErrRegionUnavailable, err}
 	}
 	return err
 }

@@ -28,3 +28,16 @@ func TestMapErrUndetermined(t *testing.T) {
 		t.Fatalf("mapped to %v", err)
 	}
 }
+
+// A client that gave up reaching a region reaches the SQL layer as
+// kv.ErrRegionUnavailable; a store error wrapped inside keeps its meaning.
+func TestMapErrRegionUnavailable(t *testing.T) {
+	err := mapErr(&kvrpc.RegionUnavailableError{RegionID: 7, Err: errors.New("connection refused")}, 1)
+	if !errors.Is(err, kv.ErrRegionUnavailable) {
+		t.Fatalf("mapped to %v", err)
+	}
+	err = mapErr(&kvrpc.RegionUnavailableError{RegionID: 7, Err: &kvrpc.UndeterminedError{Err: errors.New("x")}}, 1)
+	if !errors.Is(err, kv.ErrResultUndetermined) || errors.Is(err, kv.ErrRegionUnavailable) {
+		t.Fatalf("undetermined inside: mapped to %v", err)
+	}
+}
