@@ -202,29 +202,46 @@ var errSelfCommitted = errors.New("mvcc: transaction already committed on key")
 // startTS is TxnRolledBackError, its own commit is errSelfCommitted, and a
 // data write committed after checkTS is a WriteConflictError.
 func (r *reader) checkWrites(key, primary []byte, startTS, forUpdateTS, checkTS uint64) error {
+	_, err := r.checkWritesGet(key, primary, startTS, forUpdateTS, checkTS, false)
+	return err
+}
+
+// checkWritesGet is checkWrites that, with get, also returns key's latest
+// committed value (nil if none), walking on from where the checks stop.
+func (r *reader) checkWritesGet(key, primary []byte, startTS, forUpdateTS, checkTS uint64, get bool) ([]byte, error) {
 	for c := r.seekWrites(key, math.MaxUint64); c.valid; c.next() {
 		cts, w, err := c.get()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if cts < startTS {
+		if cts >= startTS {
+			if cts == startTS && (w.Type == WriteRollback || w.OverlappedRollback) {
+				return nil, &kvrpc.TxnRolledBackError{Key: clone(key), StartTS: startTS}
+			}
+			if w.Type == WriteRollback {
+				continue
+			}
+			if w.StartTS == startTS {
+				return nil, errSelfCommitted
+			}
+			if cts > checkTS {
+				return nil, &kvrpc.WriteConflictError{Key: clone(key), Primary: clone(primary), StartTS: startTS,
+					ForUpdateTS: forUpdateTS, ConflictStartTS: w.StartTS, ConflictCommitTS: cts}
+			}
+		} else if !get {
 			break
 		}
-		if cts == startTS && (w.Type == WriteRollback || w.OverlappedRollback) {
-			return &kvrpc.TxnRolledBackError{Key: clone(key), StartTS: startTS}
-		}
-		if w.Type == WriteRollback {
-			continue
-		}
-		if w.StartTS == startTS {
-			return errSelfCommitted
-		}
-		if cts > checkTS {
-			return &kvrpc.WriteConflictError{Key: clone(key), Primary: clone(primary), StartTS: startTS,
-				ForUpdateTS: forUpdateTS, ConflictStartTS: w.StartTS, ConflictCommitTS: cts}
+		if get {
+			switch w.Type {
+			case WritePut:
+				v, _, err := r.loadValue(key, &w)
+				return v, err
+			case WriteDelete:
+				return nil, nil
+			}
 		}
 	}
-	return c0err(r)
+	return nil, c0err(r)
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -831,6 +831,7 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 	}
 	for i := range req.Keys {
 		pk := &req.Keys[i]
+		valueRead := false
 		l, ok, err := w.r.loadLock(pk.Key)
 		if err != nil {
 			return resp, nil, nil, err
@@ -856,11 +857,16 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 				w.putLock(pk.Key, &old, &l)
 			}
 		} else {
-			if err := w.r.checkWrites(pk.Key, req.PrimaryLock, req.StartTS, req.ForUpdateTS, req.ForUpdateTS); err != nil {
+			v, err := w.r.checkWritesGet(pk.Key, req.PrimaryLock, req.StartTS, req.ForUpdateTS, req.ForUpdateTS, req.ReturnValues)
+			if err != nil {
 				if err == errSelfCommitted {
 					err = &kvrpc.TxnCommittedError{Key: clone(pk.Key), StartTS: req.StartTS}
 				}
 				return resp, nil, nil, err
+			}
+			valueRead = true
+			if req.ReturnValues {
+				resp.Values[i] = v
 			}
 			if pk.ShouldNotExist {
 				exists, err := w.r.latestExists(pk.Key)
@@ -875,7 +881,7 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 				TTL: req.LockTTL, ForUpdateTS: req.ForUpdateTS}
 			w.putLock(pk.Key, nil, &lk)
 		}
-		if req.ReturnValues {
+		if req.ReturnValues && !valueRead {
 			v, _, err := w.r.getValue(pk.Key, math.MaxUint64)
 			if err != nil {
 				return resp, nil, nil, err
