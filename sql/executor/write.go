@@ -73,8 +73,11 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 // unique index; it returns a *dupError naming it.
 func (w *writer) checkDup(row types.Row, h tablecodec.Handle, skipHandle bool) error {
 	keys, owners := w.uniqueKeys(row, h)
+	// A pessimistic transaction locks the keys and reads them in one go.
+	var locked map[string][]byte
 	if w.ctx.Pessimistic {
-		if err := w.ctx.lockKeys(keys...); err != nil {
+		var err error
+		if locked, err = w.ctx.lockAndGet(keys); err != nil {
 			return err
 		}
 	}
@@ -82,9 +85,15 @@ func (w *writer) checkDup(row types.Row, h tablecodec.Handle, skipHandle bool) e
 		if i == 0 && skipHandle {
 			continue
 		}
-		v, ok, err := w.exists(k)
-		if err != nil {
-			return err
+		var v []byte
+		var ok bool
+		if locked != nil {
+			v, ok = locked[string(k)]
+		} else {
+			var err error
+			if v, ok, err = w.exists(k); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			continue
@@ -93,6 +102,7 @@ func (w *writer) checkDup(row types.Row, h tablecodec.Handle, skipHandle bool) e
 		if i == 0 {
 			other = h
 		} else {
+			var err error
 			if other, err = tablecodec.DecodeIndexValue(v); err != nil {
 				return err
 			}
