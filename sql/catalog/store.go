@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
@@ -44,6 +46,9 @@ type Catalog struct {
 
 	allocMu sync.Mutex
 	allocs  map[int64]*autoIDAllocator
+
+	// syncing: other SQL nodes may change the schema (Sync is running).
+	syncing atomic.Bool
 }
 
 // Open loads the schema from store.
@@ -63,41 +68,88 @@ func (c *Catalog) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap := c.store.GetSnapshot(ts)
-	var version int64
-	if v, err := snap.Get(ctx, keySchemaVersion); err == nil {
-		version = int64(binary.BigEndian.Uint64(v))
-	} else if !errors.Is(err, kv.ErrNotExist) {
+	is, err := c.load(ctx, c.store.GetSnapshot(ts))
+	if err != nil {
 		return err
 	}
+	c.publish(is)
+	return nil
+}
+
+// storedVersion reads the schema version persisted in r (0 before the
+// first DDL).
+func storedVersion(ctx context.Context, r kv.Retriever) (int64, error) {
+	v, err := r.Get(ctx, keySchemaVersion)
+	if errors.Is(err, kv.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// load reads the whole schema from r. Database and table infos that equal
+// those of the current schema are reused (the same pointers), so a reload
+// caused by a DDL on one table does not fail the commits of transactions
+// that wrote others (CommitGuard compares pointers).
+func (c *Catalog) load(ctx context.Context, r kv.Retriever) (*InfoSchema, error) {
+	version, err := storedVersion(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	old := c.current.Load()
 	is := newInfoSchema(version)
 	dbByID := map[int64]*DBInfo{}
-	if err := scanPrefix(ctx, snap, prefixDB, func(_ kv.Key, v []byte) error {
+	if err := scanPrefix(ctx, r, prefixDB, func(_ kv.Key, v []byte) error {
 		db := &DBInfo{}
 		if err := json.Unmarshal(v, db); err != nil {
 			return fmt.Errorf("catalog: decode database: %w", err)
+		}
+		if old != nil {
+			if prev := old.DB(db.Name); prev != nil && *prev == *db {
+				db = prev
+			}
 		}
 		dbByID[db.ID] = db
 		is.putDB(db)
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	if err := scanPrefix(ctx, snap, prefixTable, func(_ kv.Key, v []byte) error {
+	if err := scanPrefix(ctx, r, prefixTable, func(_ kv.Key, v []byte) error {
 		t := &TableInfo{}
 		if err := json.Unmarshal(v, t); err != nil {
 			return fmt.Errorf("catalog: decode table: %w", err)
 		}
 		t.init()
+		if old != nil {
+			if prev := old.TableByID(t.ID); prev != nil && reflect.DeepEqual(prev, t) {
+				t = prev
+			}
+		}
 		if db := dbByID[t.DBID]; db != nil {
 			is.putTable(db, t)
 		}
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	c.current.Store(is)
-	return nil
+	return is, nil
+}
+
+// publish makes is the current schema unless a newer one is already
+// published (a DDL of this node and a reload may race).
+func (c *Catalog) publish(is *InfoSchema) {
+	for {
+		cur := c.current.Load()
+		if cur != nil && cur.version >= is.version {
+			return
+		}
+		if c.current.CompareAndSwap(cur, is) {
+			return
+		}
+	}
 }
 
 func scanPrefix(ctx context.Context, r kv.Retriever, prefix kv.Key, fn func(k kv.Key, v []byte) error) error {
@@ -195,13 +247,47 @@ func (m *Mutator) DropTable(db *DBInfo, t *TableInfo) error {
 
 // DDL runs fn in a new transaction; on success the schema version is bumped
 // and the changed schema published.
+//
+// Several SQL nodes may share the store: the DDL transaction first reads
+// the stored schema version and, when another node moved it on, builds on
+// the schema reloaded at its own start timestamp. Every DDL writes the
+// version key, so two concurrent DDLs conflict at commit; the loser runs fn
+// again on the winner's schema (fn must work from the Mutator alone).
 func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
 	c.ddlMu.Lock()
 	defer c.ddlMu.Unlock()
-	cur := c.InfoSchema()
+	for attempt := 0; ; attempt++ {
+		err := c.ddlOnce(ctx, fn)
+		if err == nil || !errors.Is(err, kv.ErrWriteConflict) || attempt >= maxDDLRetries {
+			return err
+		}
+		if err := sleepCtx(ctx, time.Duration(attempt+1)*5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// maxDDLRetries bounds the reruns of a DDL that lost to concurrent DDLs of
+// other nodes.
+const maxDDLRetries = 20
+
+func (c *Catalog) ddlOnce(ctx context.Context, fn func(m *Mutator) error) error {
 	txn, err := c.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
 	if err != nil {
 		return err
+	}
+	cur := c.InfoSchema()
+	stored, err := storedVersion(ctx, txn)
+	if err != nil {
+		_ = txn.Rollback()
+		return err
+	}
+	if stored != cur.version {
+		if cur, err = c.load(ctx, txn); err != nil {
+			_ = txn.Rollback()
+			return err
+		}
+		c.publish(cur)
 	}
 	m := &Mutator{txn: txn, next: cur.clone(cur.version + 1), ctx: ctx}
 	if err := fn(m); err != nil {
@@ -215,8 +301,19 @@ func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
 	if err := txn.Commit(ctx); err != nil {
 		return err
 	}
-	c.current.Store(m.next)
+	c.publish(m.next)
 	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // ErrSchemaChanged is returned when a transaction planned its writes under
@@ -235,9 +332,23 @@ var ErrSchemaChanged = errno.New(8028, "Information schema is changed during the
 // start timestamp, so the DDL (e.g. an index backfill) sees its rows; one
 // that runs after finds its table's definition replaced and fails, while
 // DDL on other tables does not disturb it.
+//
+// With several SQL nodes (Sync running), the guard first reloads the
+// schema when the stored version moved on, so a transaction planned before
+// another node's DDL on its tables fails with 8028 instead of committing
+// under the old definition. A DDL that commits on another node between
+// that check and this commit is not excluded (no cross-node lease yet).
 func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) error {
 	c.ddlMu.RLock()
 	defer c.ddlMu.RUnlock()
+	if c.syncing.Load() && len(tables) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), commitRefreshTimeout)
+		_, err := c.Refresh(ctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	is := c.InfoSchema()
 	for id, t := range tables {
 		if is.TableByID(id) != t {

@@ -1,0 +1,64 @@
+package catalog
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// commitRefreshTimeout bounds the schema check CommitGuard makes before a
+// commit when several SQL nodes share the store.
+const commitRefreshTimeout = 10 * time.Second
+
+// Refresh reloads the schema when the version stored in kv differs from
+// the current one (another SQL node ran a DDL) and reports whether it did.
+// It costs one timestamp and one point read when nothing changed.
+func (c *Catalog) Refresh(ctx context.Context) (bool, error) {
+	ts, err := c.store.CurrentTS(ctx)
+	if err != nil {
+		return false, err
+	}
+	snap := c.store.GetSnapshot(ts)
+	v, err := storedVersion(ctx, snap)
+	if err != nil {
+		return false, err
+	}
+	if v <= c.InfoSchema().version {
+		return false, nil
+	}
+	is, err := c.load(ctx, snap)
+	if err != nil {
+		return false, err
+	}
+	c.publish(is)
+	return true, nil
+}
+
+// Sync keeps the schema in step with DDLs run by other SQL nodes on the
+// same store until ctx ends: it refreshes every interval, and from now on
+// CommitGuard refreshes before every commit that wrote tables. Embedded
+// (single node) mode never calls it. It returns when ctx is done.
+func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	c.syncing.Store(true)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
+		_, err := c.Refresh(rctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && !failing && log != nil {
+			log.Warn("schema refresh failed", "err", err)
+		}
+		failing = err != nil
+	}
+}
+
+// EnableSync marks the catalog as shared with other SQL nodes without a
+// background loop (tests); CommitGuard then refreshes before commits.
+func (c *Catalog) EnableSync() { c.syncing.Store(true) }
