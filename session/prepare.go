@@ -15,6 +15,7 @@ import (
 // valid while the schema version and current database it was built under
 // are unchanged; otherwise it is rebuilt on execution.
 type preparedStmt struct {
+	id        uint32
 	node      ast.StmtNode
 	numParams int
 	plan      *planner.Statement
@@ -40,34 +41,41 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 	if len(stmts) != 1 {
 		return nil, errno.New(mysql.ErrUnknown, "Prepared statement contains multiple statements")
 	}
-	ps := &preparedStmt{node: stmts[0], numParams: planner.CountParams(stmts[0])}
+	s.nextStmtID++
+	id := s.nextStmtID
+	ps := &preparedStmt{id: id, node: stmts[0], numParams: planner.CountParams(stmts[0])}
 	if planned(ps.node) {
-		if err := s.replan(ps); err != nil {
+		plan, err := s.replan(ps)
+		if err != nil && s.refreshedAfter(ctx, err) {
+			plan, err = s.replan(ps)
+		}
+		if err != nil {
 			return nil, err
 		}
-		if ps.plan.Root != nil {
-			switch ps.plan.Root.(type) {
+		if plan.Root != nil {
+			switch plan.Root.(type) {
 			case *planner.Insert, *planner.Update, *planner.Delete:
 			default:
-				ps.fields = fieldsOf(ps.plan.Root.Columns())
+				ps.fields = fieldsOf(plan.Root.Columns())
 			}
 		}
 	}
-	s.nextStmtID++
-	id := s.nextStmtID
 	s.prepared[id] = ps
 	return &PreparedInfo{ID: id, NumParams: ps.numParams, Fields: ps.fields}, nil
 }
 
-func (s *Session) replan(ps *preparedStmt) error {
+// replan builds the statement's plan and caches it (subject to the plan
+// cache's bound); it returns the plan for this execution either way.
+func (s *Session) replan(ps *preparedStmt) (*planner.Statement, error) {
 	pc := s.planContext()
 	is := pc.Schema
 	plan, err := planner.Build(pc, ps.node)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ps.plan, ps.version, ps.db = plan, is.Version(), s.db
-	return nil
+	s.plans.add(ps, s.planCacheSize())
+	return plan, nil
 }
 
 // ExecutePrepared runs a prepared statement with parameters.
@@ -87,18 +95,26 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 	var plan *planner.Statement
 	if planned(ps.node) {
 		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) {
-			if err := s.replan(ps); err != nil {
+			var err error
+			if plan, err = s.replan(ps); err != nil {
 				return nil, err
 			}
+		} else {
+			plan = ps.plan
+			s.plans.touch(ps)
 		}
-		plan = ps.plan
 	}
 	s.outcomes = s.outcomes[:0]
 	return s.executeStmt(ctx, ps.node, plan, owned)
 }
 
 // ClosePrepared forgets a prepared statement.
-func (s *Session) ClosePrepared(id uint32) { delete(s.prepared, id) }
+func (s *Session) ClosePrepared(id uint32) {
+	if ps := s.prepared[id]; ps != nil {
+		s.plans.remove(ps)
+	}
+	delete(s.prepared, id)
+}
 
 // runSQLPrepared handles PREPARE / EXECUTE / DEALLOCATE statements.
 func (s *Session) runSQLPrepared(ctx context.Context, node ast.StmtNode) (ResultSet, error) {

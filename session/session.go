@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,15 @@ import (
 type Config struct {
 	// Password of the root user; empty means none.
 	Password string
+	// SchemaSyncInterval > 0 means other SQL nodes share the store (a
+	// cluster): the schema and global variables are re-read this often,
+	// and before commits (see cluster.go). Zero: this is the only node.
+	SchemaSyncInterval time.Duration
+	// DisablePlanCache: prepared statements are planned at every
+	// execution (config prepared-plan-cache.enabled = false).
+	DisablePlanCache bool
+	// Logger for background work; nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates
@@ -50,6 +60,10 @@ type Backend struct {
 	catalog *catalog.Catalog
 	cfg     Config
 	globals *globalVars
+
+	syncing  bool // other SQL nodes share the store
+	stopSync context.CancelFunc
+	syncDone chan struct{}
 }
 
 // NewBackend opens the catalog on store and bootstraps the default
@@ -68,6 +82,23 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 				return nil, fmt.Errorf("bootstrap database %s: %w", db, err)
 			}
 		}
+	}
+	if err := b.loadGlobals(ctx); err != nil {
+		return nil, fmt.Errorf("load global variables: %w", err)
+	}
+	if cfg.SchemaSyncInterval > 0 {
+		log := cfg.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		b.syncing = true
+		cat.EnableSync()
+		sctx, cancel := context.WithCancel(context.Background())
+		b.stopSync, b.syncDone = cancel, make(chan struct{})
+		go func() {
+			defer close(b.syncDone)
+			b.sync(sctx, cfg.SchemaSyncInterval, log)
+		}()
 	}
 	return b, nil
 }
@@ -123,6 +154,7 @@ type Session struct {
 
 	prepared   map[uint32]*preparedStmt
 	nextStmtID uint32
+	plans      planLRU // which prepared statements keep their plan
 
 	evalCtx expression.Context
 	mu      sync.Mutex // guards Close against a running statement's cleanup
@@ -250,6 +282,11 @@ func (s *Session) txnMode() kv.TxnMode {
 // UseDB switches the current database.
 func (s *Session) UseDB(ctx context.Context, db string) error {
 	d := s.b.catalog.InfoSchema().DB(db)
+	if d == nil && s.b.syncing {
+		if changed, _ := s.b.catalog.Refresh(ctx); changed {
+			d = s.b.catalog.InfoSchema().DB(db)
+		}
+	}
 	if d == nil {
 		if strings.EqualFold(db, "information_schema") {
 			s.db = "information_schema"
@@ -295,6 +332,9 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) 
 	results := make([]ResultSet, 0, len(stmts))
 	for i, st := range stmts {
 		rs, err := s.executeStmt(ctx, st, nil, nil)
+		if _, ddl := st.(ast.DDLNode); err != nil && !ddl && s.refreshedAfter(ctx, err) {
+			rs, err = s.executeStmt(ctx, st, nil, nil)
+		}
 		if err != nil {
 			return results, err
 		}

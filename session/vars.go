@@ -22,6 +22,23 @@ type sysVar struct {
 // sysVars are the system variables shoal knows. Variables that drivers and
 // tools read (and the reference reports set) are here even where shoal has
 // no mechanism behind them yet; setting those is accepted and remembered.
+//
+// The reference reports' globals, and what they do in shoal:
+//   - tidb_enable_1pc: 0 makes every commit two-phase (Enable1PC off).
+//   - tidb_prepared_plan_cache_size: how many prepared statements of a
+//     session keep their plan (plancache.go); 0 plans every execution.
+//   - tidb_enable_async_commit: accepted and remembered, but async commit
+//     is not implemented yet: commits stay 1PC/2PC whatever its value.
+//   - tidb_guarantee_linearizability: accepted; it only matters for async
+//     commit, which shoal does not do yet.
+//   - tidb_enable_clustered_index: 1 is shoal's behaviour (primary keys are
+//     clustered); other values are remembered, not applied.
+//   - tidb_hashagg_final_concurrency / tidb_hashagg_partial_concurrency:
+//     shoal's hash aggregation runs in the statement's goroutine, which is
+//     what 1 asks for; other values are remembered, not applied.
+//
+// SET GLOBAL values are persisted in kv and shared by all SQL nodes of a
+// cluster (cluster.go).
 var sysVars = map[string]sysVar{
 	"autocommit":                       {def: "1", numeric: true},
 	"sql_mode":                         {def: "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"},
