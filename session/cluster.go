@@ -140,3 +140,6 @@ func (s *Session) refreshedAfter(ctx context.Context, err error) bool {
 	changed, rerr := s.b.catalog.Refresh(ctx)
 	return rerr == nil && changed
 }
+
+// SchemaVersion is the version of the schema this node currently serves.
+func (b *Backend) SchemaVersion() int64 { return b.catalog.InfoSchema().Version() }

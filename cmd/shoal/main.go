@@ -33,6 +33,7 @@ func commands() []command {
 		{"server", "run the embedded server (PD + store + SQL in one process)", runServer},
 		{"pd", "run a placement driver (PD) member", runPD},
 		{"store", "run a storage node (multi-Raft store serving kv over gRPC)", runStore},
+		{"sql", "run a SQL node of a cluster (MySQL protocol over PD and stores)", runSQL},
 		{"version", "print version information", runVersion},
 	}
 }

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/kv/tikvclient"
+	"github.com/shoaldb/shoal/kv/txnkv"
+	"github.com/shoaldb/shoal/pd/pdclient"
+	"github.com/shoaldb/shoal/proto/metapb"
+	"github.com/shoaldb/shoal/server"
+	"github.com/shoaldb/shoal/session"
+	"github.com/shoaldb/shoal/status"
+)
+
+// sqlFlags parses the flags of `shoal sql`: defaults, then the --config
+// file, then every flag given explicitly.
+func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
+	def := config.DefaultSQL()
+	fs := flag.NewFlagSet("shoal sql", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
+		pd         = fs.String("pd", def.PD, "PD client addresses, host:port[,host:port...]")
+		host       = fs.String("host", def.Host, "MySQL protocol listen host")
+		port       = fs.Int("port", def.Port, "MySQL protocol listen port")
+		statusHost = fs.String("status-host", def.StatusHost, "status HTTP listen host (default: --host)")
+		statusPort = fs.Int("status-port", def.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
+		rootPass   = fs.String("root-password", def.RootPassword, "password of the root user")
+		syncIvl    = fs.String("schema-sync-interval", def.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
+		maxBackoff = fs.String("kv-max-backoff", def.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return def, err
+	}
+	if fs.NArg() > 0 {
+		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	cfg := def
+	if *cfgFile != "" {
+		if err := cfg.LoadFile(*cfgFile); err != nil {
+			return cfg, err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "pd":
+			cfg.PD = *pd
+		case "host":
+			cfg.Host = *host
+		case "port":
+			cfg.Port = *port
+		case "status-host":
+			cfg.StatusHost = *statusHost
+		case "status-port":
+			cfg.StatusPort = *statusPort
+		case "log-level":
+			cfg.LogLevel = *logLevel
+		case "root-password":
+			cfg.RootPassword = *rootPass
+		case "schema-sync-interval":
+			cfg.SchemaSyncInterval = *syncIvl
+		case "kv-max-backoff":
+			cfg.KVMaxBackoff = *maxBackoff
+		}
+	})
+	return cfg, cfg.Validate()
+}
+
+func runSQL(args []string, stdout, stderr io.Writer) int {
+	cfg, err := sqlFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shoal sql: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	slog.SetDefault(log)
+	if err := serveSQL(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "shoal sql: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// pdRegions adapts PD's client to the kv client's RegionSource. A region
+// PD does not know (yet) is "not known", which the kv client retries.
+type pdRegions struct{ c *pdclient.Client }
+
+func (p pdRegions) GetRegion(ctx context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
+	return regionOrUnknown(p.c.GetRegion(ctx, key))
+}
+
+func (p pdRegions) GetPrevRegion(ctx context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
+	return regionOrUnknown(p.c.GetPrevRegion(ctx, key))
+}
+
+func (p pdRegions) GetStore(ctx context.Context, id uint64) (*metapb.Store, error) {
+	return p.c.GetStore(ctx, id)
+}
+
+func regionOrUnknown(r *pdclient.Region, err error) (*metapb.Region, *metapb.Peer, error) {
+	if errors.Is(err, pdclient.ErrRegionNotFound) || (err == nil && r == nil) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.Meta, r.Leader, nil
+}
+
+// sqlNode is a SQL node's wiring: PD client -> region-aware kv client ->
+// transactional storage -> SQL backend -> MySQL protocol server.
+type sqlNode struct {
+	pd      *pdclient.Client
+	kvc     *tikvclient.Client
+	storage *txnkv.Storage
+	backend *session.Backend
+	srv     *server.Server
+}
+
+// openSQLNode connects to PD and opens the SQL layer on the cluster. It
+// fails if PD cannot be reached or the catalog cannot be read within the
+// startup timeout.
+func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNode, error) {
+	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach PD at %s: %w", cfg.PD, err)
+	}
+	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore})
+	storage := txnkv.New(pdc, kvc, txnkv.Options{})
+	backend, err := session.NewBackend(storage, session.Config{
+		Password:           cfg.RootPassword,
+		SchemaSyncInterval: cfg.SyncInterval(),
+		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
+		Logger:             log,
+	})
+	if err != nil {
+		kvc.Close()
+		pdc.Close()
+		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
+	}
+	srv := server.New(server.Config{
+		Addr:          cfg.Addr(),
+		ServerVersion: "8.0.11-shoal-" + version,
+		Logger:        log,
+	}, backend)
+	return &sqlNode{pd: pdc, kvc: kvc, storage: storage, backend: backend, srv: srv}, nil
+}
+
+// Close stops accepting, closes the sessions, then the background refresh
+// and the clients.
+func (n *sqlNode) Close() error {
+	err := n.srv.Close()
+	n.backend.Close()
+	n.storage.Close()
+	err = errors.Join(err, n.kvc.Close())
+	n.pd.Close()
+	return err
+}
+
+// sqlStartTimeout bounds reaching PD and reading the catalog at startup.
+const sqlStartTimeout = 60 * time.Second
+
+// serveSQL runs a SQL node until SIGINT/SIGTERM or a fatal error. Ports
+// are bound before anything else, so a taken port fails at once.
+func serveSQL(cfg config.SQL, log *slog.Logger) error {
+	start := time.Now()
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("cannot listen for MySQL clients on %s: %w", cfg.Addr(), err)
+	}
+	defer ln.Close()
+	var statusLn net.Listener
+	if cfg.StatusPort != 0 {
+		statusLn, err = net.Listen("tcp", cfg.StatusAddr())
+		if err != nil {
+			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr(), err)
+		}
+		defer statusLn.Close()
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	octx, cancel := context.WithTimeout(ctx, sqlStartTimeout)
+	node, err := openSQLNode(octx, cfg, log)
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	serveErr := make(chan error, 1)
+	go func() {
+		err := node.srv.Serve(ln)
+		if errors.Is(err, server.ErrServerClosed) {
+			err = nil
+		}
+		serveErr <- err
+	}()
+	var httpSrv *http.Server
+	if statusLn != nil {
+		info := status.Info{Role: "sql", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start}
+		httpSrv = &http.Server{Handler: sqlStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = httpSrv.Serve(statusLn) }()
+	}
+	log.Info("shoal sql ready", "version", version, "addr", cfg.Addr(), "status", sqlStatusOrOff(cfg), "pd", cfg.PD,
+		"connect", fmt.Sprintf("mysql -h %s -P %d -u root", cfg.Host, cfg.Port))
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", "signal")
+	case err := <-serveErr:
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			runErr = fmt.Errorf("MySQL server stopped: %w", err)
+		}
+		log.Error("MySQL protocol server stopped", "err", err)
+	}
+	stop() // a second signal kills the process the default way
+
+	done := make(chan error, 1)
+	go func() {
+		if httpSrv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if httpSrv.Shutdown(sctx) != nil {
+				httpSrv.Close()
+			}
+			cancel()
+		}
+		done <- node.Close()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			log.Warn("shutdown", "err", err)
+		}
+	case <-time.After(30 * time.Second):
+		return errors.New("shutdown did not finish within 30s")
+	}
+	log.Info("shoal sql stopped")
+	return runErr
+}
+
+func sqlStatusOrOff(cfg config.SQL) string {
+	if cfg.StatusPort == 0 {
+		return "off"
+	}
+	return cfg.StatusAddr()
+}
+
+// sqlStatus is the /status document of a SQL node.
+type sqlStatus struct {
+	status.Status
+	// Health: PD answered a timestamp request just now.
+	Health        bool   `json:"health"`
+	SchemaVersion int64  `json:"schema_version"`
+	Error         string `json:"error,omitempty"`
+}
+
+func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", status.Handler(info))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		st := sqlStatus{Status: status.Status{
+			Role:          info.Role,
+			Version:       info.Version,
+			GitHash:       info.GitHash,
+			Addr:          info.Addr,
+			StartTime:     info.StartTime.UTC().Format(time.RFC3339),
+			UptimeSeconds: time.Since(info.StartTime).Seconds(),
+			GoVersion:     runtime.Version(),
+			Goroutines:    runtime.NumGoroutine(),
+		}}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, err := n.pd.GetTS(ctx)
+		cancel()
+		st.Health = err == nil
+		if err != nil {
+			st.Error = err.Error()
+		}
+		st.SchemaVersion = n.backend.SchemaVersion()
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	})
+	return mux
+}
