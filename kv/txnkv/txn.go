@@ -150,8 +150,7 @@ func (t *txn) SetPresumeKeyNotExists(k kv.Key) {
 // ---- pessimistic locking ----
 
 func (t *txn) LockKeys(ctx context.Context, opts kv.LockOptions, keys ...kv.Key) error {
-	_, err := t.lockKeys(ctx, opts, keys, nil)
-	return err
+	return t.lockKeys(ctx, opts, keys, nil)
 }
 
 func (t *txn) LockAndGet(ctx context.Context, opts kv.LockOptions, keys []kv.Key) (map[string][]byte, error) {
@@ -165,15 +164,19 @@ func (t *txn) LockAndGet(ctx context.Context, opts kv.LockOptions, keys []kv.Key
 		}
 		return t.BatchGet(ctx, keys)
 	}
-	sent, err := t.lockKeys(ctx, opts, keys, out)
-	if err != nil {
+	if err := t.lockKeys(ctx, opts, keys, out); err != nil {
 		return nil, err
 	}
 	// Keys buffered or locked before this call were not asked for values.
 	var rest []kv.Key
 	for _, k := range keys {
-		if _, ok := sent[string(k)]; !ok {
+		if _, ok := out[string(k)]; !ok {
 			rest = append(rest, k)
+		}
+	}
+	for k, v := range out {
+		if v == nil {
+			delete(out, k) // answered: absent
 		}
 	}
 	if len(rest) > 0 {
@@ -188,12 +191,21 @@ func (t *txn) LockAndGet(ctx context.Context, opts kv.LockOptions, keys []kv.Key
 	return out, nil
 }
 
+func hasLockKey(req []kvrpc.PessimisticLockKey, k []byte) bool {
+	for i := range req {
+		if bytes.Equal(req[i].Key, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // lockKeys locks keys; with values non-nil it also stores there the latest
 // committed value of each key it sent to the store that the transaction
-// has not buffered a write for, and returns the set of those keys.
-func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, values map[string][]byte) (map[string]struct{}, error) {
+// has not buffered a write for (nil for an absent one).
+func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, values map[string][]byte) error {
 	if !t.valid {
-		return nil, errTxnDone
+		return errTxnDone
 	}
 	if t.opts.Mode == kv.Optimistic {
 		if t.optLocked == nil {
@@ -202,22 +214,29 @@ func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, 
 		for _, k := range keys {
 			t.optLocked[string(k)] = struct{}{}
 		}
-		return nil, nil
+		return nil
 	}
 	forUpdateTS := opts.ForUpdateTS
 	if forUpdateTS == 0 {
 		forUpdateTS = t.startTS
 	}
-	var req []kvrpc.PessimisticLockKey
-	seen := make(map[string]struct{}, len(keys))
+	req := make([]kvrpc.PessimisticLockKey, 0, len(keys))
+	var seen map[string]struct{} // for long key lists; short ones are searched
+	if len(keys) > 16 {
+		seen = make(map[string]struct{}, len(keys))
+	}
 	for _, k := range keys {
 		if _, ok := t.locked[string(k)]; ok {
 			continue
 		}
-		if _, ok := seen[string(k)]; ok {
+		if seen != nil {
+			if _, ok := seen[string(k)]; ok {
+				continue
+			}
+			seen[string(k)] = struct{}{}
+		} else if hasLockKey(req, k) {
 			continue
 		}
-		seen[string(k)] = struct{}{}
 		pk := kvrpc.PessimisticLockKey{Key: k}
 		if e, ok := t.buf.get(k); ok && e.flags&flagPresumeNotExists != 0 {
 			pk.ShouldNotExist = true
@@ -225,7 +244,7 @@ func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, 
 		req = append(req, pk)
 	}
 	if len(req) == 0 {
-		return nil, nil
+		return nil
 	}
 	setPrimary := t.primary == nil
 	if setPrimary {
@@ -236,7 +255,7 @@ func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, 
 		if setPrimary {
 			t.primary = nil
 		}
-		return nil, err
+		return err
 	}
 	if t.locked == nil {
 		t.locked = map[string]struct{}{}
@@ -251,19 +270,19 @@ func (t *txn) lockKeys(ctx context.Context, opts kv.LockOptions, keys []kv.Key, 
 	}
 	t.startHeartbeat()
 	if values == nil {
-		return nil, nil
+		return nil
 	}
-	sent := make(map[string]struct{}, len(req))
 	for i, pk := range req {
 		if _, buffered := t.buf.get(pk.Key); buffered {
 			continue // BatchGet answers from the buffer
 		}
-		sent[string(pk.Key)] = struct{}{}
-		if i < len(got) && got[i] != nil {
-			values[string(pk.Key)] = got[i]
+		var v []byte
+		if i < len(got) {
+			v = got[i]
 		}
+		values[string(pk.Key)] = v
 	}
-	return sent, nil
+	return nil
 }
 
 // pessimisticLock locks keys, resolving expired locks and waiting up to
