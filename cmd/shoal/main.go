@@ -34,6 +34,7 @@ func commands() []command {
 		{"pd", "run a placement driver (PD) member", runPD},
 		{"store", "run a storage node (multi-Raft store serving kv over gRPC)", runStore},
 		{"sql", "run a SQL node of a cluster (MySQL protocol over PD and stores)", runSQL},
+		{"chaos", "fault-injection harness: workloads, nemeses and checkers (run, check)", runChaos},
 		{"version", "print version information", runVersion},
 	}
 }
