@@ -73,16 +73,33 @@ func (s *Store) heartbeatPD(p *peer) {
 			req.DownPeers = append(req.DownPeers, &pdpb.PeerStats{Peer: m, DownSeconds: uint64(now.Sub(heard) / time.Second)})
 		}
 	}
-	// Pending: peers that need a snapshot or are still catching up on it.
+	// Pending: peers that need a snapshot or are still catching up on it,
+	// learners the leader is not yet replicating to normally (PD promotes
+	// a learner only once it is not pending), and members raft does not
+	// track yet.
 	truncated := p.ps.apply.TruncatedIndex
-	p.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
-		if id == p.peerID || (pr.Match >= truncated && pr.State != tracker.StateSnapshot) {
+	tracked := map[uint64]bool{}
+	p.rn.WithProgress(func(id uint64, typ raft.ProgressType, pr tracker.Progress) {
+		tracked[id] = true
+		if id == p.peerID {
+			return
+		}
+		caughtUp := pr.Match >= truncated && pr.State != tracker.StateSnapshot
+		if typ == raft.ProgressTypeLearner && pr.State != tracker.StateReplicate {
+			caughtUp = false
+		}
+		if caughtUp {
 			return
 		}
 		if m := p.findPeer(id); m != nil {
 			req.PendingPeers = append(req.PendingPeers, m)
 		}
 	})
+	for _, m := range p.region.GetPeers() {
+		if !tracked[m.GetId()] {
+			req.PendingPeers = append(req.PendingPeers, m)
+		}
+	}
 	s.runPD(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, pdTimeout)
 		defer cancel()
