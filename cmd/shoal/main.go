@@ -1,11 +1,12 @@
 // Command shoal is the single shoal binary. Subcommands:
 //
-//	shoal server    the embedded server: PD, one store and one SQL node in
-//	                one process, data in one directory
-//	shoal version   print the version
-//
-// The cluster roles (pd, store, sql), playground and bench come later as
-// further subcommands.
+//	shoal server      the embedded server: PD, one store and one SQL node in
+//	                  one process, data in one directory
+//	shoal pd          a placement driver member
+//	shoal store       a storage node
+//	shoal sql         a SQL node of a cluster
+//	shoal playground  a local cluster with HAProxy
+//	shoal version     print the version
 package main
 
 import (
@@ -34,6 +35,7 @@ func commands() []command {
 		{"pd", "run a placement driver (PD) member", runPD},
 		{"store", "run a storage node (multi-Raft store serving kv over gRPC)", runStore},
 		{"sql", "run a SQL node of a cluster (MySQL protocol over PD and stores)", runSQL},
+		{"playground", "run a local cluster (PD, stores, SQL nodes, HAProxy) on 127.0.0.1", runPlayground},
 		{"chaos", "fault-injection harness: workloads, nemeses and checkers (run, check)", runChaos},
 		{"version", "print version information", runVersion},
 	}
