@@ -385,6 +385,29 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	}
 }
 
+// A rollback raises max_ts, so a later 1PC on the key never commits at
+// the rolled-back start_ts (putWrite does not look for a rollback there).
+func TestOnePCAboveRollback(t *testing.T) {
+	s := newTestStore(t)
+	mustGet(t, s, "other", 499) // max_ts 499: a 1PC would pick 500
+	_, err := s.BatchRollback(ctx, kvrpc.BatchRollbackRequest{Keys: [][]byte{[]byte("k")}, StartTS: 500})
+	must(t, err)
+	r, err := s.Prewrite(ctx, kvrpc.PrewriteRequest{Mutations: []kvrpc.Mutation{put("k", "v")},
+		PrimaryLock: []byte("k"), StartTS: 50, LockTTL: 3000, TryOnePC: true})
+	must(t, err)
+	if r.OnePCCommitTS <= 500 {
+		t.Fatalf("1PC commit ts %d not above the rollback at 500", r.OnePCCommitTS)
+	}
+	st, err := s.CheckTxnStatus(ctx, kvrpc.CheckTxnStatusRequest{PrimaryKey: []byte("k"), LockTS: 500, CurrentTS: 600})
+	must(t, err)
+	if st.LockTTL != 0 || st.CommitTS != 0 {
+		t.Fatalf("txn 500 should stay rolled back: %+v", st)
+	}
+	if mustGet(t, s, "k", r.OnePCCommitTS) != "v" {
+		t.Fatal("1PC value")
+	}
+}
+
 func TestOnePC(t *testing.T) {
 	s := newTestStore(t)
 	// A read at 100 pushes max_ts; the 1PC must commit above it.

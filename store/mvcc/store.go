@@ -286,19 +286,16 @@ func (w *writer) delDefault(key []byte, startTS uint64) {
 	w.b.Delete(w.kbuf)
 }
 
-// putWrite writes a commit record at commitTS. If a rollback record of the
-// transaction whose start_ts equals commitTS sits there, the rollback is
-// kept as a flag on the commit record.
+// putWrite writes a commit record at commitTS. No rollback record can sit
+// there, so there is nothing to look up: a 2PC commit_ts comes from the
+// TSO, which never hands out the same timestamp twice, so no transaction
+// has it as start_ts; a 1PC commit_ts is above maxTS, read under the keys'
+// latches, and putRollback raises maxTS to the start_ts it rolls back
+// before the rollback is written, under the same latches. (A rollback
+// written after a commit at its ts is flagged on the commit record by
+// putRollback.)
 func (w *writer) putWrite(key []byte, commitTS uint64, rec Write) error {
 	w.kbuf = versionedKey(w.kbuf, PrefixWrite, key, commitTS)
-	old, err := w.r.snap.Get(w.kbuf)
-	if err == nil {
-		if ow, perr := parseWrite(old); perr == nil && (ow.Type == WriteRollback || ow.OverlappedRollback) {
-			rec.OverlappedRollback = true
-		}
-	} else if !errors.Is(err, engine.ErrNotFound) {
-		return err
-	}
 	w.vbuf = rec.appendTo(w.vbuf[:0])
 	w.b.Set(w.kbuf, w.vbuf)
 	return nil
@@ -307,6 +304,8 @@ func (w *writer) putWrite(key []byte, commitTS uint64, rec Write) error {
 // putRollback writes startTS's rollback record on key, or flags a commit
 // record of another transaction that sits at commit_ts == startTS.
 func (w *writer) putRollback(key []byte, startTS uint64) error {
+	// A later 1PC on key must commit above startTS (see putWrite).
+	w.s.cm.updateMaxTS(startTS)
 	w.kbuf = versionedKey(w.kbuf, PrefixWrite, key, startTS)
 	old, err := w.r.snap.Get(w.kbuf)
 	rec := Write{Type: WriteRollback, StartTS: startTS}
