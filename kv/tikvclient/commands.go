@@ -121,7 +121,7 @@ func (c *Client) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvr
 				mu.Unlock()
 			}
 			resp, err := cl.KvPrewrite(ctx, wire.PrewriteRequestToPB(rctx, sub))
-			if err != nil && sub.TryOnePC {
+			if err != nil && sub.TryOnePC && !notSent(err) {
 				// It may have committed: never resend, never call it failed.
 				return nil, &kvrpc.UndeterminedError{Err: err}
 			}

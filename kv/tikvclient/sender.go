@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +57,18 @@ func isTransport(ctx context.Context, err error) bool {
 		return true
 	}
 	return false
+}
+
+// notSent reports whether a call's error proves the request never left
+// this process: gRPC could not connect to the store (dial failure), so
+// the call may be retried elsewhere even if it was not idempotent.
+func notSent(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return false
+	}
+	msg := st.Message()
+	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "connection refused")
 }
 
 // indefinite: err is not a store's answer (a key error) but a failure to
