@@ -8,6 +8,8 @@
 # Usage: scripts/bench-sysbench.sh
 # Env:   TABLES=4 TABLE_SIZE=100000 THREADS=16 TIME=20
 #        WORKLOADS="oltp_point_select oltp_read_only ..."  TARGETS="shoal mariadb"
+#        (add "cluster" for a `shoal playground` cluster: 3 PD, 3 stores, 3
+#        replicas, 2 SQL nodes behind HAProxy; CLUSTER_SPLIT_SIZE=96MiB)
 #        SHOAL_BIN=path (prebuilt binary instead of building the tree)
 #        MARIADB_BUFFER_POOL=1G  KEEP=1 (keep the temp dir)  OUT=file.md (also write the table there)
 set -uo pipefail
@@ -25,14 +27,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/shoal-bench.XXXXXX)
 SHOAL_PID=""
 MARIADB_PID=""
+CLUSTER_PID=""
 
 log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
 
 cleanup() {
-	for pid in $SHOAL_PID $MARIADB_PID; do
+	for pid in $SHOAL_PID $MARIADB_PID $CLUSTER_PID; do
 		kill -TERM "$pid" 2>/dev/null
 	done
-	for pid in $SHOAL_PID $MARIADB_PID; do
+	for pid in $SHOAL_PID $MARIADB_PID $CLUSTER_PID; do
 		for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null
 	done
@@ -100,10 +103,19 @@ ratio() {
 	echo
 	echo "sysbench: $TABLES tables x $TABLE_SIZE rows, $THREADS threads, ${TIME}s per workload ($(nproc) CPUs)"
 	echo
-	echo "| workload | shoal TPS | MariaDB TPS | ratio | shoal p95 ms | MariaDB p95 ms |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	for w in $WORKLOADS; do
-		s=${TPS[shoal,$w]:-n/a} m=${TPS[mariadb,$w]:-n/a}
-		echo "| $w | $s | $m | $(ratio "$s" "$m") | ${P95[shoal,$w]:-n/a} | ${P95[mariadb,$w]:-n/a} |"
-	done
+	if [[ " $TARGETS " == *" cluster "* ]]; then
+		echo "| workload | shoal TPS | cluster TPS | MariaDB TPS | shoal/MariaDB | cluster/MariaDB | shoal p95 ms | cluster p95 ms | MariaDB p95 ms |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for w in $WORKLOADS; do
+			s=${TPS[shoal,$w]:-n/a} c=${TPS[cluster,$w]:-n/a} m=${TPS[mariadb,$w]:-n/a}
+			echo "| $w | $s | $c | $m | $(ratio "$s" "$m") | $(ratio "$c" "$m") | ${P95[shoal,$w]:-n/a} | ${P95[cluster,$w]:-n/a} | ${P95[mariadb,$w]:-n/a} |"
+		done
+	else
+		echo "| workload | shoal TPS | MariaDB TPS | ratio | shoal p95 ms | MariaDB p95 ms |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		for w in $WORKLOADS; do
+			s=${TPS[shoal,$w]:-n/a} m=${TPS[mariadb,$w]:-n/a}
+			echo "| $w | $s | $m | $(ratio "$s" "$m") | ${P95[shoal,$w]:-n/a} | ${P95[mariadb,$w]:-n/a} |"
+		done
+	fi
 } | tee ${OUT:+"$OUT"}

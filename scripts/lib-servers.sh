@@ -54,3 +54,36 @@ start_shoal() {
 	wait_ready "${PORT[shoal]}" "$SHOAL_PID" shoal || { tail -20 "$WORK/shoal.log" >&2; return 1; }
 	log "shoal $("$WORK/shoal" version) on 127.0.0.1:${PORT[shoal]}"
 }
+
+# start_cluster: `shoal playground` (3 PD, 3 stores keeping 3 replicas, 2 SQL
+# nodes, HAProxy in front) from the same binary as start_shoal, on a free
+# block of ports; PORT[cluster] is HAProxy's. Sets CLUSTER_PID.
+start_cluster() {
+	if [ ! -x "$WORK/shoal" ]; then
+		if [ -n "${SHOAL_BIN:-}" ]; then cp "$SHOAL_BIN" "$WORK/shoal" || return 1
+		else (cd "$ROOT" && go build -o "$WORK/shoal" ./cmd/shoal) || { log "shoal does not build"; return 1; }; fi
+	fi
+	local base
+	for _ in $(seq 1 20); do
+		base=$((20000 + (RANDOM % 300) * 120))
+		local busy=0
+		for off in 0 1 2 10 11 12 20 21 22 30 31 32; do
+			(exec 3<>"/dev/tcp/127.0.0.1/$((base + off))") 2>/dev/null && busy=1
+		done
+		[ "$busy" = 0 ] && break
+	done
+	PORT[cluster]=$base
+	"$WORK/shoal" playground --pd 3 --store 3 --sql 2 --base-port "$base" --log-level warn \
+		--region-split-size "${CLUSTER_SPLIT_SIZE:-96MiB}" --data-dir "$WORK/cluster" >"$WORK/cluster.log" 2>&1 &
+	CLUSTER_PID=$!
+	for _ in $(seq 1 1200); do
+		kill -0 "$CLUSTER_PID" 2>/dev/null || { log "playground exited during start"; tail -20 "$WORK/cluster.log" >&2; return 1; }
+		mariadb --no-defaults -h 127.0.0.1 -P "$base" -u root --protocol=TCP -e 'SELECT 1' >/dev/null 2>&1 && {
+			log "cluster (3 PD, 3 stores, 2 SQL nodes, HAProxy) on 127.0.0.1:$base"
+			return 0
+		}
+		sleep 0.1
+	done
+	log "cluster not ready after 120s"; tail -20 "$WORK/cluster.log" >&2
+	return 1
+}
