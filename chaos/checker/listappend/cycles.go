@@ -156,6 +156,12 @@ func (a *analysis) report(kind string, cycle []step, why string) {
 // cycles (allowed under SI).
 func (a *analysis) cycles() {
 	deadline := time.Now().Add(CycleSearchBudget)
+	g2, g2ex := 0, -1
+	defer func() {
+		if g2 > 0 {
+			a.res.Note("G2-item (allowed under snapshot isolation): %d cycles whose rw edges include adjacent ones, e.g. around T%d", g2, g2ex)
+		}
+	}()
 	for _, compList := range a.sccs() {
 		if time.Now().After(deadline) {
 			a.res.Note("cycle search stopped after %s: some components not examined", CycleSearchBudget)
@@ -216,7 +222,10 @@ func (a *analysis) cycles() {
 			}
 		}
 		if !found {
-			a.res.Note("G2-item (allowed under snapshot isolation): %d transactions in a cycle with adjacent rw edges, e.g. T%d", len(compList), a.txns[compList[0]].op.Invoke.Index)
+			g2++
+			if g2ex < 0 {
+				g2ex = a.txns[compList[0]].op.Invoke.Index
+			}
 		}
 	}
 }
