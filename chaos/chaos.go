@@ -180,11 +180,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				defer wg.Done()
 				p := i
 				for loadCtx.Err() == nil {
-					t := r.w.Step(db, r.rec, p, rng)
-					if t == history.Unknown {
+					c := r.w.Step(db, r.rec, p, rng)
+					if c.Type == history.Unknown {
 						p += cfg.Concurrency // the old process may still be in flight
 					}
-					if t != history.OK {
+					if c.Error != "" {
 						select {
 						case <-loadCtx.Done():
 						case <-time.After(time.Duration(50+rng.Intn(100)) * time.Millisecond):

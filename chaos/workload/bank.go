@@ -45,7 +45,7 @@ func (b *Bank) Setup(ctx context.Context, db *sql.DB, rec *history.Recorder) err
 	return nil
 }
 
-func (b *Bank) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Type {
+func (b *Bank) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Event {
 	if rng.Intn(2) == 0 {
 		return b.read(db, rec, p, bankc.FRead)
 	}
@@ -54,8 +54,7 @@ func (b *Bank) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) hi
 	arg := bankc.Transfer{From: from, To: to, Amount: int64(1 + rng.Intn(5))}
 	inv := rec.Invoke(p, bankc.FTransfer, arg)
 	t, err := b.transfer(db, arg)
-	rec.Complete(inv, t, nil, err)
-	return t
+	return rec.Complete(inv, t, nil, err)
 }
 
 var errInsufficient = errors.New("insufficient funds")
@@ -104,7 +103,7 @@ func (b *Bank) transfer(db *sql.DB, a bankc.Transfer) (history.Type, error) {
 	return Outcome(err, true), err
 }
 
-func (b *Bank) read(db *sql.DB, rec *history.Recorder, p int, f string) history.Type {
+func (b *Bank) read(db *sql.DB, rec *history.Recorder, p int, f string) history.Event {
 	inv := rec.Invoke(p, f, nil)
 	ctx, cancel := opContext()
 	defer cancel()
@@ -134,15 +133,13 @@ func (b *Bank) read(db *sql.DB, rec *history.Recorder, p int, f string) history.
 		return r, tx.Commit()
 	}()
 	if err != nil {
-		rec.Complete(inv, history.Fail, nil, err)
-		return history.Fail
+		return rec.Complete(inv, history.Fail, nil, err)
 	}
-	rec.Complete(inv, history.OK, r, nil)
-	return history.OK
+	return rec.Complete(inv, history.OK, r, nil)
 }
 
 func (b *Bank) Final(ctx context.Context, db *sql.DB, rec *history.Recorder, p int) {
-	retryFinal(ctx, func() history.Type { return b.read(db, rec, p, bankc.FFinalRead) })
+	retryFinal(ctx, func() history.Type { return b.read(db, rec, p, bankc.FFinalRead).Type })
 }
 
 func (b *Bank) Check(events []history.Event) (*checker.Result, error) { return bankc.Check(events) }

@@ -110,7 +110,7 @@ func parseList(s string) ([]int, error) {
 	return out, nil
 }
 
-func (l *ListAppend) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Type {
+func (l *ListAppend) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Event {
 	ops := l.gen(rng)
 	inv := rec.Invoke(p, lac.FTxn, lac.Txn{Ops: ops})
 	ctx, cancel := opContext()
@@ -142,11 +142,9 @@ func (l *ListAppend) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Ra
 		return Outcome(err, true), err
 	}()
 	if t == history.OK {
-		rec.Complete(inv, t, lac.Txn{Ops: ops}, nil)
-	} else {
-		rec.Complete(inv, t, nil, err)
+		return rec.Complete(inv, t, lac.Txn{Ops: ops}, nil)
 	}
-	return t
+	return rec.Complete(inv, t, nil, err)
 }
 
 // Final reads every key the run used, in one statement.
@@ -189,8 +187,7 @@ func (l *ListAppend) Final(ctx context.Context, db *sql.DB, rec *history.Recorde
 			return m, rows.Err()
 		}()
 		if err != nil {
-			rec.Complete(inv, history.Fail, nil, err)
-			return history.Fail
+			return rec.Complete(inv, history.Fail, nil, err).Type
 		}
 		for i := range ops {
 			ops[i].R = lists[ops[i].K]
@@ -198,8 +195,7 @@ func (l *ListAppend) Final(ctx context.Context, db *sql.DB, rec *history.Recorde
 				ops[i].R = []int{}
 			}
 		}
-		rec.Complete(inv, history.OK, lac.Txn{Ops: ops}, nil)
-		return history.OK
+		return rec.Complete(inv, history.OK, lac.Txn{Ops: ops}, nil).Type
 	})
 }
 

@@ -64,7 +64,7 @@ func (r *Register) key(rng *rand.Rand) int {
 	return k
 }
 
-func (r *Register) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Type {
+func (r *Register) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand) history.Event {
 	k := r.key(rng)
 	ctx, cancel := opContext()
 	defer cancel()
@@ -77,23 +77,20 @@ func (r *Register) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand
 			err = nil
 		}
 		if err != nil {
-			rec.Complete(inv, history.Fail, nil, err)
-			return history.Fail
+			return rec.Complete(inv, history.Fail, nil, err)
 		}
 		res := regc.Op{Key: k}
 		if v.Valid {
 			x := int(v.Int64)
 			res.Value = &x
 		}
-		rec.Complete(inv, history.OK, res, nil)
-		return history.OK
+		return rec.Complete(inv, history.OK, res, nil)
 	case n < 7:
 		x := rng.Intn(r.Values)
 		inv := rec.Invoke(p, regc.FWrite, regc.Op{Key: k, Value: &x})
 		_, err := db.ExecContext(ctx, "INSERT INTO regs (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = ?", k, x, x)
 		t := Outcome(err, true)
-		rec.Complete(inv, t, nil, err)
-		return t
+		return rec.Complete(inv, t, nil, err)
 	default:
 		old := rng.Intn(r.Values)
 		nw := (old + 1 + rng.Intn(r.Values-1)) % r.Values // new != old, so a match changes the row
@@ -108,11 +105,9 @@ func (r *Register) Step(db *sql.DB, rec *history.Recorder, p int, rng *rand.Rand
 		if err == nil && n == 0 {
 			t = history.Fail
 			arg.Mismatch = true
-			rec.Complete(inv, t, arg, nil)
-			return t
+			return rec.Complete(inv, t, arg, nil)
 		}
-		rec.Complete(inv, t, nil, err)
-		return t
+		return rec.Complete(inv, t, nil, err)
 	}
 }
 

@@ -33,8 +33,10 @@ type Workload interface {
 	DB() string
 	// Setup creates the schema and records the history's header.
 	Setup(ctx context.Context, db *sql.DB, rec *history.Recorder) error
-	// Step runs and records one operation as process, returning its outcome.
-	Step(db *sql.DB, rec *history.Recorder, process int, rng *rand.Rand) history.Type
+	// Step runs and records one operation as process and returns its
+	// completion event (Type is the outcome; Error is set when the database
+	// or the connection failed, so the caller backs off).
+	Step(db *sql.DB, rec *history.Recorder, process int, rng *rand.Rand) history.Event
 	// Final records the final reads, after the load and the faults stopped.
 	Final(ctx context.Context, db *sql.DB, rec *history.Recorder, process int)
 	// Check checks a history this workload wrote.
