@@ -1,0 +1,301 @@
+package acceptance
+
+import (
+	"context"
+	"fmt"
+
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoaldb/shoal/pd/pdclient"
+	"github.com/shoaldb/shoal/tests/testserver"
+)
+
+// The reference reports' global variables, sent unchanged through HAProxy.
+const referenceGlobals = "set global tidb_enable_async_commit = 1; set global tidb_enable_1pc = 1; set global tidb_guarantee_linearizability = 0; set global tidb_enable_clustered_index = 1; set global tidb_prepared_plan_cache_size = 1000; set global tidb_hashagg_final_concurrency = 1; set global tidb_hashagg_partial_concurrency = 1;"
+
+var clusterWorkloads = []string{"oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
+	"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete"}
+
+// shoalHasSubcommands reports whether the binary lists every named
+// subcommand in its usage.
+func shoalHasSubcommands(names ...string) (bool, string) {
+	out, _ := exec.Command(shoalBin, "help").CombinedOutput()
+	for _, n := range names {
+		if !strings.Contains(string(out), "\n  "+n+" ") {
+			return false, n
+		}
+	}
+	return true, ""
+}
+
+// TestClusterPlayground runs `shoal playground --pd 3 --store 3 --sql 2`
+// (real haproxy in front of the SQL nodes, small region split size) and
+// drives it through HAProxy: the reference reports' globals, sysbench
+// prepare (4 x 10000) spread over at least 8 regions on every store, every
+// oltp_* workload with zero errors, go-tpc (1 warehouse) prepare, run and
+// check, and ADMIN CHECK TABLE on everything. Env: SHOAL_CLUSTER_SB_TIME
+// (seconds per workload, default 5), SHOAL_CLUSTER_TPCC_TIME (default 20).
+func TestClusterPlayground(t *testing.T) {
+	if target != "shoal" {
+		t.Skip("the cluster test runs shoal's own playground")
+	}
+	if ok, missing := shoalHasSubcommands("pd", "store", "sql", "playground"); !ok {
+		t.Skipf("this shoal binary has no %q subcommand yet", missing)
+	}
+	sb := requireTool(t, "sysbench")
+	requireTool(t, "haproxy")
+	tpcc := goTPCBin(t)
+	sbTimeSec := envInt("SHOAL_CLUSTER_SB_TIME", 5)
+	tpccTime := envInt("SHOAL_CLUSTER_TPCC_TIME", 20)
+
+	dir := t.TempDir()
+	start := time.Now()
+	pg, err := testserver.StartPlayground(testserver.PlaygroundOptions{
+		Bin: shoalBin, PD: 3, Store: 3, SQL: 2, SplitSize: "1MiB",
+		DataDir: filepath.Join(dir, "pg"), LogPath: filepath.Join(dir, "playground.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pg.Stop(90 * time.Second); err != nil {
+			t.Errorf("playground stop: %v\n%s", err, pg.LogTail(3000))
+		}
+		if t.Failed() {
+			t.Logf("playground log tail:\n%s", pg.LogTail(3000))
+			for _, n := range []string{"sql-1", "sql-2", "store-1", "store-2", "store-3", "haproxy"} {
+				t.Logf("%s log tail:\n%s", n, pg.ProcessLogTail(n, 1500))
+			}
+		}
+	})
+	t.Logf("playground ready in %s: haproxy %s, sql %v", time.Since(start).Round(time.Millisecond), pg.Layout.HAProxy, pg.Layout.SQL)
+	s := pg.Server
+
+	db, err := s.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the globals in one session, like a mysql CLI
+	for _, q := range strings.Split(referenceGlobals, ";") {
+		if q = strings.TrimSpace(q); q != "" {
+			mustExec(t, db, q)
+		}
+	}
+	mustExec(t, db, "CREATE DATABASE sbtest")
+	sdb, err := s.Open("sbtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+
+	// prepare: 4 threads, one table each, through HAProxy (so the CREATE
+	// TABLEs run concurrently on both SQL nodes).
+	common := append(sysbenchArgs(s, "sbtest"), fmt.Sprintf("--tables=%d", sbTables), fmt.Sprintf("--table-size=%d", sbTableSize))
+	start = time.Now()
+	runSysbench(t, sb, 5*time.Minute, append([]string{"oltp_common"}, append(common, fmt.Sprintf("--threads=%d", sbTables), "prepare")...)...)
+	t.Logf("prepare %d tables x %d rows: %s", sbTables, sbTableSize, time.Since(start).Round(time.Millisecond))
+	checkIndexes(t, sdb, "prepare")
+	checkBothSQLNodes(t, pg)
+	checkRegionsSpread(t, pg, 8, 3)
+
+	for _, w := range clusterWorkloads {
+		var before []string
+		if readOnlyWorkloads[w] {
+			before = checksums(t, sdb)
+		}
+		args := append([]string{w}, common...)
+		args = append(args, "--threads=4", fmt.Sprintf("--time=%d", sbTimeSec), "--db-ps-mode=auto", "--report-interval=0", "run")
+		out, err := trySysbench(sb, time.Duration(sbTimeSec)*time.Second+2*time.Minute, args...)
+		if err != nil {
+			t.Errorf("%s: %v", w, err)
+			if !pg.Running() {
+				t.Fatalf("the playground died during %s", w)
+			}
+			continue
+		}
+		r, err := parseSysbench(out)
+		if err != nil {
+			t.Errorf("%s: %v\n%s", w, err, tail(out, 3000))
+			continue
+		}
+		t.Logf("%-24s transactions=%d (%.1f tps) ignored-errors=%d p95=%.2fms", w, r.Transactions, r.TPS, r.Ignored, r.P95)
+		if r.Transactions == 0 || r.Ignored != 0 {
+			t.Errorf("%s: transactions=%d ignored errors=%d, want >0 and 0\n%s", w, r.Transactions, r.Ignored, tail(out, 2000))
+		}
+		if readOnlyWorkloads[w] {
+			after := checksums(t, sdb)
+			for i := range before {
+				if before[i] != after[i] {
+					t.Errorf("%s (read-only) changed sbtest%d: before %s, after %s", w, i+1, before[i], after[i])
+				}
+			}
+		}
+	}
+	checkIndexes(t, sdb, "the oltp workloads")
+	checkRegionsSpread(t, pg, 8, 3)
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// go-tpc, 1 warehouse, through HAProxy.
+	mustExec(t, db, "CREATE DATABASE tpcc")
+	start = time.Now()
+	out := runGoTPC(t, tpcc, s, 4*time.Minute, "prepare", "--warehouses=1", "--threads=4")
+	t.Logf("go-tpc prepare (1 warehouse, with check): %s", time.Since(start).Round(time.Millisecond))
+	if p := goTPCProblems(out); len(p) > 0 {
+		t.Fatalf("go-tpc prepare: %d error lines, first: %q\n%s", len(p), p[:min(len(p), 5)], tailLines(out, 30))
+	}
+	if m := goTPCChecksMissing(out, 1, tpccPrepareConditions); len(m) > 0 {
+		t.Fatalf("go-tpc prepare: consistency checks not run or not passed: %q\n%s", m, tailLines(out, 30))
+	}
+	start = time.Now()
+	out = runGoTPC(t, tpcc, s, time.Duration(tpccTime)*time.Second+3*time.Minute,
+		"run", "--warehouses=1", "--threads=4", "--time="+strconv.Itoa(tpccTime)+"s", "--interval=10s")
+	t.Logf("go-tpc run (4 threads, %ds): %s", tpccTime, time.Since(start).Round(time.Millisecond))
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "[Summary]") || strings.HasPrefix(l, "tpmC:") {
+			t.Log(l)
+		}
+	}
+	if p := goTPCProblems(out); len(p) > 0 {
+		t.Errorf("go-tpc run: %d error lines, first: %q", len(p), p[:min(len(p), 5)])
+	}
+	counts := map[string]int{}
+	for _, m := range reTPCCSummary.FindAllStringSubmatch(out, -1) {
+		counts[m[1]], _ = strconv.Atoi(m[2])
+	}
+	for _, txn := range tpccTransactions {
+		if counts[txn] == 0 {
+			t.Errorf("go-tpc run: no successful %s transactions", txn)
+		}
+	}
+	out = runGoTPC(t, tpcc, s, 3*time.Minute, "check", "--warehouses=1", "--threads=4")
+	if p := goTPCProblems(out); len(p) > 0 {
+		t.Errorf("go-tpc check: %d error lines, first: %q", len(p), p[:min(len(p), 5)])
+	}
+	if m := goTPCChecksMissing(out, 1, tpccCheckConditions); len(m) > 0 {
+		t.Errorf("go-tpc check: consistency checks not run or not passed: %q", m)
+	}
+
+	// Content: every table's indexes agree with its rows.
+	tdb, err := s.Open("tpcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tdb.Close()
+	for _, tb := range []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"} {
+		adminCheck(t, tdb, tb)
+	}
+	for i := 1; i <= sbTables; i++ {
+		adminCheck(t, sdb, fmt.Sprintf("sbtest%d", i))
+	}
+	if n := regionCount(t, pg); n > 0 {
+		t.Logf("regions at the end: %d", n)
+	}
+}
+
+// checkBothSQLNodes asks each SQL node directly (not through HAProxy) for
+// the same table contents: both serve the schema and data of the cluster.
+func checkBothSQLNodes(t *testing.T, pg *testserver.Playground) {
+	t.Helper()
+	var sums []string
+	for _, n := range pg.Layout.SQL {
+		host, port, _ := strings.Cut(n.MySQL, ":")
+		pn, _ := strconv.Atoi(port)
+		node := &testserver.Server{Kind: "shoal", Host: host, Port: pn}
+		db, err := node.Open("sbtest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, tableChecksum(t, db, "sbtest1"))
+		db.Close()
+	}
+	for i := 1; i < len(sums); i++ {
+		if sums[i] != sums[0] {
+			t.Errorf("SQL nodes disagree on sbtest1: %q vs %q", sums[0], sums[i])
+		}
+	}
+}
+
+func pdClient(t *testing.T, pg *testserver.Playground) *pdclient.Client {
+	t.Helper()
+	var addrs []string
+	for _, p := range pg.Layout.PD {
+		addrs = append(addrs, p.Client)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pdclient.New(ctx, addrs, pdclient.Options{RetryTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("PD client: %v", err)
+	}
+	return c
+}
+
+func regionCount(t *testing.T, pg *testserver.Playground) int {
+	c := pdClient(t, pg)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := c.ScanRegions(ctx, nil, nil, 0)
+	if err != nil {
+		t.Logf("scan regions: %v", err)
+		return 0
+	}
+	return len(rs)
+}
+
+// checkRegionsSpread waits (bounded) until PD knows at least minRegions
+// regions, each with `replicas` voters and a leader, and every store holds
+// peers and leads at least one region.
+func checkRegionsSpread(t *testing.T, pg *testserver.Playground, minRegions, replicas int) {
+	t.Helper()
+	c := pdClient(t, pg)
+	defer c.Close()
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rs, err := c.ScanRegions(ctx, nil, nil, 0)
+		cancel()
+		if err == nil {
+			peers, leaders := map[uint64]int{}, map[uint64]int{}
+			ok := len(rs) >= minRegions
+			for _, r := range rs {
+				voters := 0
+				for _, p := range r.Meta.GetPeers() {
+					peers[p.GetStoreId()]++
+					if p.GetRole() == 0 {
+						voters++
+					}
+				}
+				if voters < replicas || r.Leader == nil {
+					ok = false
+				} else {
+					leaders[r.Leader.GetStoreId()]++
+				}
+			}
+			if len(peers) < len(pg.Layout.Store) || len(leaders) < len(pg.Layout.Store) {
+				ok = false
+			}
+			last = fmt.Sprintf("%d regions; peers per store %v; leaders per store %v", len(rs), peers, leaders)
+			if ok {
+				t.Logf("regions: %s", last)
+				return
+			}
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("regions not spread after 90s (want >= %d regions, %d voters each, peers and leaders on all %d stores): %s",
+				minRegions, replicas, len(pg.Layout.Store), last)
+		}
+		time.Sleep(time.Second)
+	}
+}
