@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shoaldb/shoal/pd/pdclient"
@@ -74,6 +75,9 @@ type Cluster struct {
 	sqls    []*proc
 	haproxy *proc
 	stopped bool
+	// mu guards the process slots (control.go replaces a restarted
+	// process) and stopped.
+	mu sync.Mutex
 }
 
 // Start starts the whole playground and waits until it is healthy. On
@@ -317,6 +321,8 @@ func Voters(r *metapb.Region) int {
 
 // Pids returns the process ids of every running child, by name.
 func (c *Cluster) Pids() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := map[string]int{}
 	for _, g := range [][]*proc{c.pds, c.stores, c.sqls, {c.haproxy}} {
 		for _, p := range g {
@@ -330,6 +336,8 @@ func (c *Cluster) Pids() map[string]int {
 
 // Exited returns the first child that exited on its own, if any.
 func (c *Cluster) Exited() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, g := range [][]*proc{c.pds, c.stores, c.sqls, {c.haproxy}} {
 		for _, p := range g {
 			if p == nil {
@@ -347,6 +355,8 @@ func (c *Cluster) Exited() error {
 // each group with a bounded graceful wait and then SIGKILL. It is safe to
 // call more than once.
 func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.stopped {
 		return nil
 	}
