@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -180,6 +181,67 @@ func (p *Playground) LogTail(n int) string {
 // the playground names it: pd-1, store-2, sql-1, haproxy).
 func (p *Playground) ProcessLogTail(name string, n int) string {
 	b, err := os.ReadFile(p.DataDir + "/" + name + ".log")
+	if err != nil {
+		return ""
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// Cluster is a playground run in this process (playground.Start), so a
+// test can kill -9, restart and pause its processes one by one (see
+// playground/control.go). Stop it in the test's cleanup.
+type Cluster struct {
+	*playground.Cluster
+	// Server is the HAProxy endpoint as a Server (Open, DSN, Host, Port);
+	// do not Start or Stop it: Stop the Cluster.
+	Server  *Server
+	DataDir string
+}
+
+// StartCluster starts PD, stores, SQL nodes and haproxy (found by
+// playground.FindHAProxy) on a free span of loopback ports and waits until
+// they are healthy. On failure nothing is left running.
+func StartCluster(o PlaygroundOptions) (*Cluster, error) {
+	haproxy, err := playground.FindHAProxy("")
+	if err != nil {
+		return nil, err
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 3 * time.Minute
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		base, err := playground.FreeBasePort(o.PD, o.Store, o.SQL)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), o.ReadyTimeout)
+		c, err := playground.Start(ctx, playground.Options{
+			PD: o.PD, Store: o.Store, SQL: o.SQL, BasePort: base, DataDir: o.DataDir,
+			Binary: o.Bin, HAProxy: haproxy, SplitSize: o.SplitSize, StopTimeout: 20 * time.Second,
+		})
+		cancel()
+		if err == nil {
+			host, port, _ := strings.Cut(c.Layout.HAProxy, ":")
+			pn, _ := strconv.Atoi(port)
+			return &Cluster{Cluster: c, DataDir: o.DataDir,
+				Server: &Server{Kind: "shoal", Host: host, Port: pn, DataDir: o.DataDir}}, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "is taken") {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+// ProcessLogTail returns the last n bytes of one process's log (pd-1,
+// store-2, sql-1, haproxy).
+func (c *Cluster) ProcessLogTail(name string, n int) string {
+	b, err := os.ReadFile(c.DataDir + "/" + name + ".log")
 	if err != nil {
 		return ""
 	}
