@@ -234,8 +234,8 @@ func TestClusterFaults(t *testing.T) {
 type faultPhase struct {
 	name, workload, ignore string
 	script                 string // a sysbench script to run instead of workload (its text)
-	sbTime                 int   // seconds of sysbench
-	idBase                 int64 // first id of this phase's acknowledged inserts
+	sbTime                 int    // seconds of sysbench
+	idBase                 int64  // first id of this phase's acknowledged inserts
 	maxStall               time.Duration
 	inject                 func(t *testing.T) string // returns the victim's name
 	down                   func(t *testing.T, victim string)
