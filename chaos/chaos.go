@@ -1,5 +1,5 @@
 // Package chaos is the fault-injection harness: it starts a target (the
-// embedded server, or later a playground cluster), runs workloads against
+// embedded server, or a playground cluster), runs workloads against
 // it over the MySQL protocol while nemeses kill and pause its processes,
 // records every operation in a history file per workload, and checks the
 // histories (chaos/checker/...).
@@ -35,7 +35,7 @@ type Config struct {
 	Duration    time.Duration // of the load
 	Seed        int64
 	Nemeses     []string // kill, pause; empty for none
-	Target      string   // "embedded"
+	Target      string   // "embedded" or "playground"
 	Dir         string   // histories, data and logs; a new temp dir if empty
 	Bin         string   // the shoal binary to start
 	Concurrency int      // workers per workload (default 3)
@@ -95,8 +95,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, errors.New("no shoal binary to start")
 		}
 		target = &Embedded{Bin: cfg.Bin, Dir: cfg.Dir}
+	case "playground":
+		if cfg.Bin == "" {
+			return nil, errors.New("no shoal binary to start")
+		}
+		target = &Playground{Bin: cfg.Bin, Dir: cfg.Dir}
 	default:
-		return nil, fmt.Errorf("unknown target %q (embedded; the playground target is not built yet)", cfg.Target)
+		return nil, fmt.Errorf("unknown target %q (embedded, playground)", cfg.Target)
 	}
 	fmt.Fprintf(cfg.Out, "chaos: seed %d, %s, workloads %s, nemesis %s, target %s, dir %s\n",
 		cfg.Seed, cfg.Duration, strings.Join(cfg.Workloads, ","), orNone(cfg.Nemeses), cfg.Target, cfg.Dir)
@@ -136,6 +141,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		admin.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s setup: %w", name, err)
+		}
+	}
+	monitors, _ := target.(Monitors)
+	if monitors != nil {
+		if err := monitors.StartMonitors(ctx); err != nil {
+			return nil, err
 		}
 	}
 	var nems []nemesis.Nemesis
@@ -261,6 +272,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Results = append(rep.Results, res)
 		rep.Pass = rep.Pass && res.Valid()
 		sum = append(sum, res.Summary())
+	}
+	if monitors != nil {
+		for _, res := range monitors.StopMonitors() {
+			res.Write(cfg.Out)
+			fmt.Fprintln(cfg.Out, res.Summary())
+			rep.Results = append(rep.Results, res)
+			rep.Pass = rep.Pass && res.Valid()
+			sum = append(sum, res.Summary())
+		}
 	}
 	verdict := "PASS"
 	if !rep.Pass {
