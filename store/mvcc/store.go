@@ -109,10 +109,8 @@ func (s *Store) Get(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetRespons
 	if req.Version != math.MaxUint64 {
 		s.cm.readCheckKey(req.Key, req.Version)
 	}
-	noLock := s.noBlockingLock(req.Key)
 	r := s.newReadReader()
 	defer r.close()
-	r.noLocks = r.noLocks || noLock
 	l, ok, err := r.loadLock(req.Key)
 	if err != nil {
 		return kvrpc.GetResponse{}, err
@@ -137,22 +135,11 @@ func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.
 			s.cm.readCheckKey(k, req.Version)
 		}
 	}
-	// Per-key lock counts, loaded before the snapshot (up to 64 keys).
-	var noLock uint64
-	if len(req.Keys) <= 64 {
-		for i, k := range req.Keys {
-			if s.noBlockingLock(k) {
-				noLock |= 1 << i
-			}
-		}
-	}
 	r := s.newReadReader()
 	defer r.close()
-	noneAtAll := r.noLocks
 	var locks []*kvrpc.LockInfo
 	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
-	for i, k := range req.Keys {
-		r.noLocks = noneAtAll || (i < 64 && noLock&(1<<i) != 0)
+	for _, k := range req.Keys {
 		l, ok, err := r.loadLock(k)
 		if err != nil {
 			return kvrpc.BatchGetResponse{}, err
@@ -194,12 +181,6 @@ func (s *Store) Scan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResp
 		return kvrpc.ScanResponse{Pairs: pairs}, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{lock}}
 	}
 	return kvrpc.ScanResponse{Pairs: pairs}, nil
-}
-
-// noBlockingLock reports whether no blocking lock can be on key now (its
-// slot counts none). A read calls it before taking its snapshot.
-func (s *Store) noBlockingLock(key []byte) bool {
-	return !s.noLockCount && !s.locks.mayHold(key, true)
 }
 
 // newReadReader returns a reader for a read command. Called after the
