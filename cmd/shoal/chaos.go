@@ -19,7 +19,7 @@ import (
 
 // runChaos is the fault-injection harness:
 //
-//	shoal chaos run --workload bank|register|list-append|all --time 2m --seed N --nemesis kill,pause --target embedded [--dir DIR]
+//	shoal chaos run --workload bank|register|list-append|all --time 2m --seed N --nemesis kill,pause --target embedded|playground [--dir DIR]
 //	shoal chaos check [--workload W] --history FILE
 //
 // Both exit 1 on any anomaly (after printing FAIL), 2 on a usage or run error.
@@ -57,7 +57,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	dur := fs.Duration("time", 2*time.Minute, "how long the load runs")
 	seed := fs.Int64("seed", time.Now().UnixNano()%100000, "seed of the operation and fault schedule")
 	nem := fs.String("nemesis", "kill,pause", "comma-separated nemeses (kill, pause) or none")
-	target := fs.String("target", "embedded", "target: embedded")
+	target := fs.String("target", "embedded", "target: embedded (a shoal server the harness starts) or playground (3 PD, 3 stores, 2 SQL nodes, HAProxy)")
 	dir := fs.String("dir", "", "directory for histories, data and logs (default: a new temp dir)")
 	conc := fs.Int("concurrency", 3, "workers per workload")
 	mode := fs.String("txn-mode", "optimistic", "list-append transaction mode: optimistic (snapshot isolation) or pessimistic")
