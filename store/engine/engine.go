@@ -35,7 +35,10 @@ type Engine interface {
 	Close() error
 }
 
-// Snapshot is a consistent read view.
+// Snapshot is a consistent read view. Its view is fixed by its first Get
+// or NewIterator (not by NewSnapshot, and not by GetLatest), so a caller
+// can look at the latest state of some keys first and then read a view
+// that includes everything it saw there.
 type Snapshot interface {
 	// Get returns a copy of the value of key, or ErrNotFound.
 	Get(key []byte) ([]byte, error)

@@ -54,7 +54,13 @@ func (r *reader) writeIter() engine.Iterator {
 	return r.wIt
 }
 
-// loadLock returns the lock on key, if any.
+// loadLock returns the lock on key, if any. It reads the latest lock
+// state, not the snapshot's: a read command must look up its locks before
+// its first snapshot read (the engine fixes a snapshot's view then), so
+// that a lock it finds gone was removed by a commit its snapshot includes;
+// a lock written after the lookup belongs to a transaction whose commit ts
+// the TSO hands out later, above the read's ts. Writers hold the key's
+// latch, so for them the latest state is the snapshot's.
 func (r *reader) loadLock(key []byte) (Lock, bool, error) {
 	if r.noLocks || (r.keyCounts != nil && !r.keyCounts.mayHold(key, false)) {
 		return Lock{}, false, nil

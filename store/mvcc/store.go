@@ -137,15 +137,32 @@ func (s *Store) BatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.
 	}
 	r := s.newReadReader()
 	defer r.close()
+	// Every lock is looked up before the first value is read: the lookups
+	// see the latest state, so the snapshot's view must be fixed after them
+	// (see reader.loadLock).
 	var locks []*kvrpc.LockInfo
-	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
-	for _, k := range req.Keys {
+	var lockedMask uint64
+	var lockedSet map[int]bool
+	for i, k := range req.Keys {
 		l, ok, err := r.loadLock(k)
 		if err != nil {
 			return kvrpc.BatchGetResponse{}, err
 		}
 		if ok && blocksRead(&l, req.Version) {
 			locks = append(locks, l.info(k))
+			if i < 64 {
+				lockedMask |= 1 << i
+			} else {
+				if lockedSet == nil {
+					lockedSet = map[int]bool{}
+				}
+				lockedSet[i] = true
+			}
+		}
+	}
+	pairs := make([]kvrpc.KvPair, 0, len(req.Keys))
+	for i, k := range req.Keys {
+		if (i < 64 && lockedMask&(1<<i) != 0) || lockedSet[i] {
 			continue
 		}
 		v, found, err := r.getValue(k, req.Version)

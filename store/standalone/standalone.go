@@ -127,14 +127,15 @@ func (e *Engine) Close() error { return e.db.Close() }
 
 // NewSnapshot implements engine.Engine. A snapshot is one unbounded
 // Pebble iterator, which pins a consistent point-in-time view (cheaper than
-// a pebble.Snapshot, whose Close takes the DB mutex). The first iterator
-// asked of it is that same Pebble iterator, re-bounded and lent out until
-// closed; other iterators, and Gets while it is lent, use clones of it,
-// over the same view. Most reads thus create a single Pebble iterator.
+// a pebble.Snapshot, whose Close takes the DB mutex). The iterator is
+// created by the snapshot's first Get or NewIterator, which fixes the view
+// then (GetLatest does not). The first iterator asked of it is that same
+// Pebble iterator, re-bounded and lent out until closed; other iterators,
+// and Gets while it is lent, use clones of it, over the same view. Most
+// reads thus create a single Pebble iterator.
 func (e *Engine) NewSnapshot() engine.Snapshot {
 	s := snapPool.Get().(*snapshot)
-	it, err := e.db.NewIter(nil)
-	s.base, s.err, s.db = it, err, e.db
+	s.db = e.db
 	return s
 }
 
@@ -153,8 +154,19 @@ type snapshot struct {
 	opts    pebble.IterOptions
 }
 
+// view creates the snapshot's iterator on first use, fixing its view.
+func (s *snapshot) view() error {
+	if s.base == nil && s.err == nil {
+		s.base, s.err = s.db.NewIter(nil)
+	}
+	return s.err
+}
+
 // getter returns an unbounded iterator Get may reposition.
 func (s *snapshot) getter() (*pebble.Iterator, error) {
+	if err := s.view(); err != nil {
+		return nil, err
+	}
 	if !s.lent {
 		if s.bounded {
 			s.base.SetBounds(nil, nil)
@@ -217,8 +229,8 @@ func (s *snapshot) Get(key []byte) ([]byte, error) {
 }
 
 func (s *snapshot) NewIterator(lower, upper []byte) engine.Iterator {
-	if s.err != nil {
-		return errIter{s.err}
+	if err := s.view(); err != nil {
+		return errIter{err}
 	}
 	if !s.lent {
 		s.base.SetBounds(lower, upper)
