@@ -25,13 +25,12 @@ import (
 // a commit fails, removals are not subtracted: the counts may stay high
 // (losing only the fast path), never low.
 //
-// Readers load the total blocking count before taking their snapshot
-// (per-slot counts would serve point reads by the same argument, but a
-// rare lost update seen under contention in the cross-region bank test was
-// being chased when this was written, so reads stay on the total). A read that saw zero and skips the lock
-// check could miss only a lock written after that load, and a transaction
-// whose prewrite was applied after the read began gets its commit ts from
-// the TSO afterwards, above the read's ts: exactly as if the lock had been
+// Readers load the total blocking count before their snapshot's view is
+// fixed (per-slot counts would serve point reads by the same argument).
+// A read that saw zero and skips the lock check could miss only a lock
+// written after that load, and a transaction whose prewrite was applied
+// after the read began gets its commit ts from the TSO afterwards, above
+// the read's ts: exactly as if the lock had been
 // written after the snapshot. (1PC writes no locks; its memory locks are
 // checked before, by the concurrency manager.)
 //
