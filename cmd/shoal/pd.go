@@ -24,59 +24,23 @@ import (
 // pdFlags parses the flags of `shoal pd`: defaults, then the --config
 // file, then every flag given explicitly.
 func pdFlags(args []string, stderr io.Writer) (config.PD, error) {
-	def := config.DefaultPD()
+	cfg := config.DefaultPD()
 	fs := flag.NewFlagSet("shoal pd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cfgFile     = fs.String("config", "", "path of a TOML config file; flags override it")
-		name        = fs.String("name", def.Name, "member name, unique in the cluster")
-		dataDir     = fs.String("data-dir", def.DataDir, "data directory (embedded etcd)")
-		clientURLs  = fs.String("client-urls", def.ClientURLs, "host:port serving PD's gRPC service")
-		peerURLs    = fs.String("peer-urls", def.PeerURLs, "host:port for the members' own traffic (etcd peers)")
-		initial     = fs.String("initial-cluster", def.InitialCluster, "members of a new cluster: name=peer-url,... (empty: this member alone)")
-		statusAddr  = fs.String("status-addr", def.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
-		logLevel    = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
-		maxReplicas = fs.Int("max-replicas", def.MaxReplicas, "voters per region")
-		downTime    = fs.String("max-store-down-time", def.MaxStoreDownTime, "how long a store may be silent before its replicas are replaced")
-	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shoal pd [flags]\n\nflags:\n")
-		fs.PrintDefaults()
+	fs.StringVar(&cfg.Name, "name", cfg.Name, "member name, unique in the cluster")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (embedded etcd)")
+	fs.StringVar(&cfg.ClientURLs, "client-urls", cfg.ClientURLs, "host:port serving PD's gRPC service")
+	fs.StringVar(&cfg.PeerURLs, "peer-urls", cfg.PeerURLs, "host:port for the members' own traffic (etcd peers)")
+	fs.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "members of a new cluster: name=peer-url,... (empty: this member alone)")
+	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	fs.IntVar(&cfg.MaxReplicas, "max-replicas", cfg.MaxReplicas, "voters per region")
+	fs.StringVar(&cfg.MaxStoreDownTime, "max-store-down-time", cfg.MaxStoreDownTime, "how long a store may be silent before its replicas are replaced")
+	if err := parseFlags(fs, args, stderr, "usage: shoal pd [flags]", func(path string) error {
+		cfg = config.DefaultPD()
+		return cfg.LoadFile(path)
+	}); err != nil {
+		return cfg, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return def, err
-	}
-	if fs.NArg() > 0 {
-		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	cfg := def
-	if *cfgFile != "" {
-		if err := cfg.LoadFile(*cfgFile); err != nil {
-			return cfg, err
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "name":
-			cfg.Name = *name
-		case "data-dir":
-			cfg.DataDir = *dataDir
-		case "client-urls":
-			cfg.ClientURLs = *clientURLs
-		case "peer-urls":
-			cfg.PeerURLs = *peerURLs
-		case "initial-cluster":
-			cfg.InitialCluster = *initial
-		case "status-addr":
-			cfg.StatusAddr = *statusAddr
-		case "log-level":
-			cfg.LogLevel = *logLevel
-		case "max-replicas":
-			cfg.MaxReplicas = *maxReplicas
-		case "max-store-down-time":
-			cfg.MaxStoreDownTime = *downTime
-		}
-	})
 	return cfg, cfg.Validate()
 }
 

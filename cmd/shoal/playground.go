@@ -21,59 +21,23 @@ import (
 // playgroundFlags parses the flags of `shoal playground`: defaults, then
 // the --config file, then every flag given explicitly.
 func playgroundFlags(args []string, stderr io.Writer) (config.Playground, error) {
-	def := config.DefaultPlayground()
+	cfg := config.DefaultPlayground()
 	fs := flag.NewFlagSet("shoal playground", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cfgFile   = fs.String("config", "", "path of a TOML config file; flags override it")
-		pds       = fs.Int("pd", def.PD, "number of PD members")
-		stores    = fs.Int("store", def.Store, "number of storage nodes")
-		sqls      = fs.Int("sql", def.SQL, "number of SQL nodes")
-		basePort  = fs.Int("base-port", def.BasePort, "HAProxy's port; SQL nodes use the next ports, the other processes up to base+109")
-		dataDir   = fs.String("data-dir", def.DataDir, "directory for every process's data and log")
-		clean     = fs.Bool("clean", def.Clean, "remove the data dir when the playground stops")
-		haproxy   = fs.String("haproxy", def.HAProxy, "haproxy binary (default: haproxy from PATH or /usr/sbin)")
-		splitSize = fs.String("region-split-size", def.RegionSplitSize, "stores split a region once its data passes this size (e.g. 1MiB for tests)")
-		logLevel  = fs.String("log-level", def.LogLevel, "log level of every process: debug, info, warn, error")
-	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shoal playground [flags]\n\nStarts a local cluster on 127.0.0.1 (PD, stores, SQL nodes, HAProxy) and stops it on Ctrl-C.\n\nflags:\n")
-		fs.PrintDefaults()
+	fs.IntVar(&cfg.PD, "pd", cfg.PD, "number of PD members")
+	fs.IntVar(&cfg.Store, "store", cfg.Store, "number of storage nodes")
+	fs.IntVar(&cfg.SQL, "sql", cfg.SQL, "number of SQL nodes")
+	fs.IntVar(&cfg.BasePort, "base-port", cfg.BasePort, "HAProxy's port; SQL nodes use the next ports, the other processes up to base+109")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for every process's data and log")
+	fs.BoolVar(&cfg.Clean, "clean", cfg.Clean, "remove the data dir when the playground stops")
+	fs.StringVar(&cfg.HAProxy, "haproxy", cfg.HAProxy, "haproxy binary (default: haproxy from PATH or /usr/sbin)")
+	fs.StringVar(&cfg.RegionSplitSize, "region-split-size", cfg.RegionSplitSize, "stores split a region once its data passes this size (e.g. 1MiB for tests)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level of every process: debug, info, warn, error")
+	if err := parseFlags(fs, args, stderr, "usage: shoal playground [flags]\n\nStarts a local cluster on 127.0.0.1 (PD, stores, SQL nodes, HAProxy) and stops it on Ctrl-C.", func(path string) error {
+		cfg = config.DefaultPlayground()
+		return cfg.LoadFile(path)
+	}); err != nil {
+		return cfg, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return def, err
-	}
-	if fs.NArg() > 0 {
-		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	cfg := def
-	if *cfgFile != "" {
-		if err := cfg.LoadFile(*cfgFile); err != nil {
-			return cfg, err
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "pd":
-			cfg.PD = *pds
-		case "store":
-			cfg.Store = *stores
-		case "sql":
-			cfg.SQL = *sqls
-		case "base-port":
-			cfg.BasePort = *basePort
-		case "data-dir":
-			cfg.DataDir = *dataDir
-		case "clean":
-			cfg.Clean = *clean
-		case "haproxy":
-			cfg.HAProxy = *haproxy
-		case "region-split-size":
-			cfg.RegionSplitSize = *splitSize
-		case "log-level":
-			cfg.LogLevel = *logLevel
-		}
-	})
 	return cfg, cfg.Validate()
 }
 

@@ -21,56 +21,22 @@ import (
 // serverFlags parses the flags of `shoal server` into a config: defaults,
 // then the --config file, then every flag that was given explicitly.
 func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
-	def := config.Default()
+	cfg := config.Default()
 	fs := flag.NewFlagSet("shoal server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
-		host       = fs.String("host", def.Host, "MySQL protocol listen host")
-		port       = fs.Int("port", def.Port, "MySQL protocol listen port")
-		statusHost = fs.String("status-host", def.StatusHost, "status HTTP listen host (default: --host)")
-		statusPort = fs.Int("status-port", def.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
-		dataDir    = fs.String("data-dir", def.DataDir, "data directory")
-		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
-		rootPass   = fs.String("root-password", def.RootPassword, "password of the root user")
-		gcLife     = fs.String("gc-life-time", def.GCLifeTime, "how long old row versions are kept before garbage collection")
-	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shoal server [flags]\n\nflags:\n")
-		fs.PrintDefaults()
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "MySQL protocol listen host")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "MySQL protocol listen port")
+	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: --host)")
+	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
+	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions are kept before garbage collection")
+	if err := parseFlags(fs, args, stderr, "usage: shoal server [flags]", func(path string) error {
+		cfg = config.Default()
+		return cfg.LoadFile(path)
+	}); err != nil {
+		return cfg, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return def, err
-	}
-	if fs.NArg() > 0 {
-		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	cfg := def
-	if *cfgFile != "" {
-		if err := cfg.LoadFile(*cfgFile); err != nil {
-			return cfg, err
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "host":
-			cfg.Host = *host
-		case "port":
-			cfg.Port = *port
-		case "status-host":
-			cfg.StatusHost = *statusHost
-		case "status-port":
-			cfg.StatusPort = *statusPort
-		case "data-dir":
-			cfg.DataDir = *dataDir
-		case "log-level":
-			cfg.LogLevel = *logLevel
-		case "root-password":
-			cfg.RootPassword = *rootPass
-		case "gc-life-time":
-			cfg.GCLifeTime = *gcLife
-		}
-	})
 	return cfg, cfg.Validate()
 }
 

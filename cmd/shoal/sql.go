@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,59 +28,23 @@ import (
 // sqlFlags parses the flags of `shoal sql`: defaults, then the --config
 // file, then every flag given explicitly.
 func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
-	def := config.DefaultSQL()
+	cfg := config.DefaultSQL()
 	fs := flag.NewFlagSet("shoal sql", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
-		pd         = fs.String("pd", def.PD, "PD client addresses, host:port[,host:port...]")
-		host       = fs.String("host", def.Host, "MySQL protocol listen host")
-		port       = fs.Int("port", def.Port, "MySQL protocol listen port")
-		statusHost = fs.String("status-host", def.StatusHost, "status HTTP listen host (default: --host)")
-		statusPort = fs.Int("status-port", def.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
-		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
-		rootPass   = fs.String("root-password", def.RootPassword, "password of the root user")
-		syncIvl    = fs.String("schema-sync-interval", def.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
-		maxBackoff = fs.String("kv-max-backoff", def.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
-	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).\n\nflags:\n")
-		fs.PrintDefaults()
+	fs.StringVar(&cfg.PD, "pd", cfg.PD, "PD client addresses, host:port[,host:port...]")
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "MySQL protocol listen host")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "MySQL protocol listen port")
+	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: --host)")
+	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
+	fs.StringVar(&cfg.SchemaSyncInterval, "schema-sync-interval", cfg.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
+	fs.StringVar(&cfg.KVMaxBackoff, "kv-max-backoff", cfg.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
+	if err := parseFlags(fs, args, stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).", func(path string) error {
+		cfg = config.DefaultSQL()
+		return cfg.LoadFile(path)
+	}); err != nil {
+		return cfg, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return def, err
-	}
-	if fs.NArg() > 0 {
-		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	cfg := def
-	if *cfgFile != "" {
-		if err := cfg.LoadFile(*cfgFile); err != nil {
-			return cfg, err
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "pd":
-			cfg.PD = *pd
-		case "host":
-			cfg.Host = *host
-		case "port":
-			cfg.Port = *port
-		case "status-host":
-			cfg.StatusHost = *statusHost
-		case "status-port":
-			cfg.StatusPort = *statusPort
-		case "log-level":
-			cfg.LogLevel = *logLevel
-		case "root-password":
-			cfg.RootPassword = *rootPass
-		case "schema-sync-interval":
-			cfg.SchemaSyncInterval = *syncIvl
-		case "kv-max-backoff":
-			cfg.KVMaxBackoff = *maxBackoff
-		}
-	})
 	return cfg, cfg.Validate()
 }
 

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -25,68 +24,26 @@ import (
 // storeFlags parses the flags of `shoal store`: defaults, then the
 // --config file, then every flag given explicitly.
 func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
-	def := config.DefaultStore()
+	cfg := config.DefaultStore()
 	fs := flag.NewFlagSet("shoal store", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		cfgFile    = fs.String("config", "", "path of a TOML config file; flags override it")
-		pd         = fs.String("pd", def.PD, "PD client addresses, host:port[,host:port...]")
-		addr       = fs.String("addr", def.Addr, "host:port serving gRPC (kv for SQL nodes, raft between stores); registered in PD")
-		statusAddr = fs.String("status-addr", def.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
-		dataDir    = fs.String("data-dir", def.DataDir, "data directory (store identity and Pebble)")
-		logLevel   = fs.String("log-level", def.LogLevel, "log level: debug, info, warn, error")
-		tick       = fs.String("raft-base-tick-interval", def.RaftBaseTickInterval, "raft clock tick (election after 10 ticks, heartbeat every 2)")
-		splitSize  = fs.String("region-split-size", def.RegionSplitSize, "split a region once its data passes this size (e.g. 96MiB)")
-		gcLimit    = fs.Uint64("raft-log-gc-count-limit", def.RaftLogGCCountLimit, "compact a region's raft log once it holds more applied entries than this")
-		regionHB   = fs.String("region-heartbeat-interval", def.RegionHeartbeatInterval, "how often region leaders report to PD")
-		storeHB    = fs.String("store-heartbeat-interval", def.StoreHeartbeatInterval, "how often the store reports its figures to PD")
-		grpcConc   = fs.Int("grpc-concurrency", def.GRPCConcurrency, "goroutines serving gRPC streams (0: one per stream)")
-		grpcMax    = fs.String("grpc-max-message-size", def.GRPCMaxMessageSize, "largest gRPC message either way (e.g. 64MiB)")
-	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: shoal store [flags]\n\nflags:\n")
-		fs.PrintDefaults()
+	fs.StringVar(&cfg.PD, "pd", cfg.PD, "PD client addresses, host:port[,host:port...]")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "host:port serving gRPC (kv for SQL nodes, raft between stores); registered in PD")
+	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (store identity and Pebble)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	fs.StringVar(&cfg.RaftBaseTickInterval, "raft-base-tick-interval", cfg.RaftBaseTickInterval, "raft clock tick (election after 10 ticks, heartbeat every 2)")
+	fs.StringVar(&cfg.RegionSplitSize, "region-split-size", cfg.RegionSplitSize, "split a region once its data passes this size (e.g. 96MiB)")
+	fs.Uint64Var(&cfg.RaftLogGCCountLimit, "raft-log-gc-count-limit", cfg.RaftLogGCCountLimit, "compact a region's raft log once it holds more applied entries than this")
+	fs.StringVar(&cfg.RegionHeartbeatInterval, "region-heartbeat-interval", cfg.RegionHeartbeatInterval, "how often region leaders report to PD")
+	fs.StringVar(&cfg.StoreHeartbeatInterval, "store-heartbeat-interval", cfg.StoreHeartbeatInterval, "how often the store reports its figures to PD")
+	fs.IntVar(&cfg.GRPCConcurrency, "grpc-concurrency", cfg.GRPCConcurrency, "goroutines serving gRPC streams (0: one per stream)")
+	fs.StringVar(&cfg.GRPCMaxMessageSize, "grpc-max-message-size", cfg.GRPCMaxMessageSize, "largest gRPC message either way (e.g. 64MiB)")
+	if err := parseFlags(fs, args, stderr, "usage: shoal store [flags]", func(path string) error {
+		cfg = config.DefaultStore()
+		return cfg.LoadFile(path)
+	}); err != nil {
+		return cfg, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return def, err
-	}
-	if fs.NArg() > 0 {
-		return def, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	cfg := def
-	if *cfgFile != "" {
-		if err := cfg.LoadFile(*cfgFile); err != nil {
-			return cfg, err
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "pd":
-			cfg.PD = *pd
-		case "addr":
-			cfg.Addr = *addr
-		case "status-addr":
-			cfg.StatusAddr = *statusAddr
-		case "data-dir":
-			cfg.DataDir = *dataDir
-		case "log-level":
-			cfg.LogLevel = *logLevel
-		case "raft-base-tick-interval":
-			cfg.RaftBaseTickInterval = *tick
-		case "region-split-size":
-			cfg.RegionSplitSize = *splitSize
-		case "raft-log-gc-count-limit":
-			cfg.RaftLogGCCountLimit = *gcLimit
-		case "region-heartbeat-interval":
-			cfg.RegionHeartbeatInterval = *regionHB
-		case "store-heartbeat-interval":
-			cfg.StoreHeartbeatInterval = *storeHB
-		case "grpc-concurrency":
-			cfg.GRPCConcurrency = *grpcConc
-		case "grpc-max-message-size":
-			cfg.GRPCMaxMessageSize = *grpcMax
-		}
-	})
 	return cfg, cfg.Validate()
 }
 
