@@ -53,12 +53,16 @@ func Default() Config {
 
 // LoadFile decodes a TOML file on top of c. Unknown keys are an error, so a
 // typo in a config file does not go unnoticed.
-func (c *Config) LoadFile(path string) error {
+func (c *Config) LoadFile(path string) error { return loadTOML(path, c) }
+
+// loadTOML decodes the TOML file at path into into (on top of what it
+// holds); unknown keys are an error. Every command's config loads so.
+func loadTOML(path string, into any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(into)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

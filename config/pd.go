@@ -1,15 +1,11 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 )
 
 // PD is the configuration of `shoal pd`, one placement driver member.
@@ -53,24 +49,7 @@ func DefaultPD() PD {
 }
 
 // LoadFile decodes a TOML file on top of p; unknown keys are an error.
-func (p *PD) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(p)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("config %s: unknown keys: %s", path, strings.Join(keys, ", "))
-	}
-	return nil
-}
+func (p *PD) LoadFile(path string) error { return loadTOML(path, p) }
 
 // StoreDownTime returns MaxStoreDownTime parsed (valid after Validate).
 func (p *PD) StoreDownTime() time.Duration {

@@ -1,13 +1,9 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Playground is the configuration of `shoal playground`: a local cluster
@@ -48,24 +44,7 @@ func DefaultPlayground() Playground {
 }
 
 // LoadFile decodes a TOML file on top of p; unknown keys are an error.
-func (p *Playground) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(p)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("config %s: unknown keys: %s", path, strings.Join(keys, ", "))
-	}
-	return nil
-}
+func (p *Playground) LoadFile(path string) error { return loadTOML(path, p) }
 
 // Validate checks what can be checked without touching the system (the
 // playground package checks counts against its port layout).

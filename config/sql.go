@@ -1,16 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 )
 
 // SQL is the configuration of `shoal sql`, a stateless SQL node of a
@@ -67,24 +63,7 @@ func DefaultSQL() SQL {
 }
 
 // LoadFile decodes a TOML file on top of s; unknown keys are an error.
-func (s *SQL) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(s)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("config %s: unknown keys: %s", path, strings.Join(keys, ", "))
-	}
-	return nil
-}
+func (s *SQL) LoadFile(path string) error { return loadTOML(path, s) }
 
 // PDAddrs returns the PD addresses (valid after Validate).
 func (s *SQL) PDAddrs() []string {
