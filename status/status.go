@@ -36,24 +36,34 @@ type Status struct {
 	Goroutines    int     `json:"goroutines"`
 }
 
+// Now returns the process's status fields as of now; roles with more to
+// say embed it in their own /status document.
+func (info Info) Now() Status {
+	return Status{
+		Role:          info.Role,
+		Version:       info.Version,
+		GitHash:       info.GitHash,
+		Addr:          info.Addr,
+		StartTime:     info.StartTime.UTC().Format(time.RFC3339),
+		UptimeSeconds: time.Since(info.StartTime).Seconds(),
+		GoVersion:     runtime.Version(),
+		Goroutines:    runtime.NumGoroutine(),
+	}
+}
+
+// WriteJSON writes v as an indented JSON document.
+func WriteJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
 // Handler returns the mux serving all status endpoints.
 func Handler(info Info) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
-		st := Status{
-			Role:          info.Role,
-			Version:       info.Version,
-			GitHash:       info.GitHash,
-			Addr:          info.Addr,
-			StartTime:     info.StartTime.UTC().Format(time.RFC3339),
-			UptimeSeconds: time.Since(info.StartTime).Seconds(),
-			GoVersion:     runtime.Version(),
-			Goroutines:    runtime.NumGoroutine(),
-		}
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(st)
+		WriteJSON(w, info.Now())
 	})
 	mux.Handle("/metrics", promhttp.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

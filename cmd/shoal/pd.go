@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -174,16 +172,7 @@ func pdStatusHandler(info status.Info, srv *server.Server) http.Handler {
 	mux.Handle("/", status.Handler(info))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		st := pdStatus{
-			Status: status.Status{
-				Role:          info.Role,
-				Version:       info.Version,
-				GitHash:       info.GitHash,
-				Addr:          info.Addr,
-				StartTime:     info.StartTime.UTC().Format(time.RFC3339),
-				UptimeSeconds: time.Since(info.StartTime).Seconds(),
-				GoVersion:     runtime.Version(),
-				Goroutines:    runtime.NumGoroutine(),
-			},
+			Status:    info.Now(),
 			Name:      srv.Name(),
 			ClusterID: srv.ClusterID(),
 			IsLeader:  srv.IsLeader(),
@@ -195,10 +184,7 @@ func pdStatusHandler(info status.Info, srv *server.Server) http.Handler {
 			}
 		}
 		st.Health = srv.Ready() && st.Leader != ""
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(st)
+		status.WriteJSON(w, st)
 	})
 	return mux
 }

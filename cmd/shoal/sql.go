@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -244,16 +242,7 @@ func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", status.Handler(info))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
-		st := sqlStatus{Status: status.Status{
-			Role:          info.Role,
-			Version:       info.Version,
-			GitHash:       info.GitHash,
-			Addr:          info.Addr,
-			StartTime:     info.StartTime.UTC().Format(time.RFC3339),
-			UptimeSeconds: time.Since(info.StartTime).Seconds(),
-			GoVersion:     runtime.Version(),
-			Goroutines:    runtime.NumGoroutine(),
-		}}
+		st := sqlStatus{Status: info.Now()}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		_, err := n.pd.GetTS(ctx)
 		cancel()
@@ -262,10 +251,7 @@ func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
 			st.Error = err.Error()
 		}
 		st.SchemaVersion = n.backend.SchemaVersion()
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(st)
+		status.WriteJSON(w, st)
 	})
 	return mux
 }

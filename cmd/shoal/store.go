@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -180,26 +178,14 @@ func storeStatusHandler(info status.Info, node *storenode.Node) http.Handler {
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		stats := node.Stats()
 		st := storeStatus{
-			Status: status.Status{
-				Role:          info.Role,
-				Version:       info.Version,
-				GitHash:       info.GitHash,
-				Addr:          info.Addr,
-				StartTime:     info.StartTime.UTC().Format(time.RFC3339),
-				UptimeSeconds: time.Since(info.StartTime).Seconds(),
-				GoVersion:     runtime.Version(),
-				Goroutines:    runtime.NumGoroutine(),
-			},
+			Status:      info.Now(),
 			StoreID:     node.StoreID(),
 			ClusterID:   node.ClusterID(),
 			Health:      node.Healthy(),
 			RegionCount: stats.GetRegionCount(),
 			LeaderCount: stats.GetLeaderCount(),
 		}
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(st)
+		status.WriteJSON(w, st)
 	})
 	return mux
 }
