@@ -19,6 +19,11 @@ type PD struct {
 	ClientURLs string `toml:"client-urls"`
 	// PeerURLs is the host:port where the etcd members talk to each other.
 	PeerURLs string `toml:"peer-urls"`
+	// AdvertiseClientURLs and AdvertisePeerURLs are the addresses other
+	// processes reach this member at (empty: the listen addresses); they
+	// differ when a proxy sits in between.
+	AdvertiseClientURLs string `toml:"advertise-client-urls"`
+	AdvertisePeerURLs   string `toml:"advertise-peer-urls"`
 	// InitialCluster lists the members of a new cluster: name=peer-url,...
 	// Empty means a cluster of this member alone.
 	InitialCluster string `toml:"initial-cluster"`
@@ -67,6 +72,14 @@ func (p *PD) Validate() error {
 		errs = append(errs, errors.New("data-dir must not be empty"))
 	}
 	for flag, v := range map[string]string{"client-urls": p.ClientURLs, "peer-urls": p.PeerURLs} {
+		if err := checkHostPort(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+		}
+	}
+	for flag, v := range map[string]string{"advertise-client-urls": p.AdvertiseClientURLs, "advertise-peer-urls": p.AdvertisePeerURLs} {
+		if v == "" {
+			continue
+		}
 		if err := checkHostPort(v); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 		}

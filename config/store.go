@@ -18,6 +18,10 @@ type Store struct {
 	// Addr is the gRPC address (kv service for SQL nodes and raft traffic
 	// between stores), registered in PD. [server.addr]
 	Addr string `toml:"addr"`
+	// AdvertiseAddr is the gRPC address registered in PD, where SQL nodes
+	// and other stores reach this one; empty means Addr. It differs when a
+	// proxy sits in between. [server.advertise-addr]
+	AdvertiseAddr string `toml:"advertise-addr"`
 	// StatusAddr is the status HTTP address (/status, /metrics,
 	// /debug/pprof); empty disables it. [server.status-addr]
 	StatusAddr string `toml:"status-addr"`
@@ -69,6 +73,15 @@ func DefaultStore() Store {
 // LoadFile decodes a TOML file on top of s; unknown keys are an error.
 func (s *Store) LoadFile(path string) error { return loadTOML(path, s) }
 
+// AdvertisedAddr is the gRPC address registered in PD: AdvertiseAddr, or
+// Addr when that is empty.
+func (s *Store) AdvertisedAddr() string {
+	if s.AdvertiseAddr != "" {
+		return s.AdvertiseAddr
+	}
+	return s.Addr
+}
+
 // PDAddrs returns the PD addresses (valid after Validate).
 func (s *Store) PDAddrs() []string {
 	var out []string
@@ -113,6 +126,11 @@ func (s *Store) Validate() error {
 	}
 	if err := checkHostPort(s.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("addr: %w", err))
+	}
+	if s.AdvertiseAddr != "" {
+		if err := checkHostPort(s.AdvertiseAddr); err != nil {
+			errs = append(errs, fmt.Errorf("advertise-addr: %w", err))
+		}
 	}
 	if s.StatusAddr != "" {
 		if err := checkHostPort(s.StatusAddr); err != nil {

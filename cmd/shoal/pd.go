@@ -28,6 +28,8 @@ func pdFlags(args []string, stderr io.Writer) (config.PD, error) {
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (embedded etcd)")
 	fs.StringVar(&cfg.ClientURLs, "client-urls", cfg.ClientURLs, "host:port serving PD's gRPC service")
 	fs.StringVar(&cfg.PeerURLs, "peer-urls", cfg.PeerURLs, "host:port for the members' own traffic (etcd peers)")
+	fs.StringVar(&cfg.AdvertiseClientURLs, "advertise-client-urls", cfg.AdvertiseClientURLs, "host:port clients reach the PD service at, if not --client-urls (e.g. behind a proxy)")
+	fs.StringVar(&cfg.AdvertisePeerURLs, "advertise-peer-urls", cfg.AdvertisePeerURLs, "host:port the other members reach this one at, if not --peer-urls")
 	fs.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "members of a new cluster: name=peer-url,... (empty: this member alone)")
 	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
@@ -86,13 +88,15 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 		defer statusLn.Close()
 	}
 	sc := server.Config{
-		Name:           cfg.Name,
-		DataDir:        cfg.DataDir,
-		ClientURL:      cfg.ClientURLs,
-		PeerURL:        cfg.PeerURLs,
-		InitialCluster: cfg.InitialCluster,
-		EtcdLogLevel:   etcdLogLevel(cfg.LogLevel),
-		Logger:         log,
+		Name:               cfg.Name,
+		DataDir:            cfg.DataDir,
+		ClientURL:          cfg.ClientURLs,
+		PeerURL:            cfg.PeerURLs,
+		AdvertiseClientURL: cfg.AdvertiseClientURLs,
+		AdvertisePeerURL:   cfg.AdvertisePeerURLs,
+		InitialCluster:     cfg.InitialCluster,
+		EtcdLogLevel:       etcdLogLevel(cfg.LogLevel),
+		Logger:             log,
 	}
 	sc.Schedule.MaxReplicas = cfg.MaxReplicas
 	sc.Schedule.MaxStoreDownTime = cfg.StoreDownTime()

@@ -26,6 +26,7 @@ func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
 	fs := flag.NewFlagSet("shoal store", flag.ContinueOnError)
 	fs.StringVar(&cfg.PD, "pd", cfg.PD, "PD client addresses, host:port[,host:port...]")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "host:port serving gRPC (kv for SQL nodes, raft between stores); registered in PD")
+	fs.StringVar(&cfg.AdvertiseAddr, "advertise-addr", cfg.AdvertiseAddr, "host:port registered in PD if not --addr (e.g. behind a proxy)")
 	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (store identity and Pebble)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
@@ -69,7 +70,7 @@ func storeNodeConfig(cfg config.Store, log *slog.Logger) storenode.Config {
 	hbTicks := int(cfg.RegionHeartbeat() / tick)
 	return storenode.Config{
 		PD:         cfg.PDAddrs(),
-		Addr:       cfg.Addr,
+		Addr:       cfg.AdvertisedAddr(),
 		StatusAddr: cfg.StatusAddr,
 		DataDir:    cfg.DataDir,
 		Version:    version,
@@ -120,7 +121,7 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 
 	var httpSrv *http.Server
 	if statusLn != nil {
-		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.Addr, StartTime: start}
+		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.AdvertisedAddr(), StartTime: start}
 		httpSrv = &http.Server{Handler: storeStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = httpSrv.Serve(statusLn) }()
 	}

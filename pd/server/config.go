@@ -24,6 +24,13 @@ type Config struct {
 	// PeerURL is where etcd members talk to each other, e.g.
 	// "127.0.0.1:2380".
 	PeerURL string
+	// AdvertiseClientURL and AdvertisePeerURL are the addresses other
+	// processes reach this member at, published through etcd (GetMembers,
+	// the peers' view); empty means ClientURL and PeerURL. They differ
+	// when something sits in between, e.g. the chaos harness's fault
+	// proxies.
+	AdvertiseClientURL string
+	AdvertisePeerURL   string
 	// InitialCluster lists every member of a new cluster as
 	// name=peerURL,...; empty means this member alone. Ignored when the
 	// data dir already holds a member.
@@ -70,6 +77,23 @@ func (c *Config) fill() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+}
+
+// advertised returns the parsed advertise URLs (the listen URLs when
+// unset); call after validate succeeded.
+func (c *Config) advertised(client, peer *url.URL) (advClient, advPeer *url.URL, err error) {
+	advClient, advPeer = client, peer
+	if c.AdvertiseClientURL != "" {
+		if advClient, err = ParseURL(c.AdvertiseClientURL); err != nil {
+			return nil, nil, fmt.Errorf("advertise client url: %w", err)
+		}
+	}
+	if c.AdvertisePeerURL != "" {
+		if advPeer, err = ParseURL(c.AdvertisePeerURL); err != nil {
+			return nil, nil, fmt.Errorf("advertise peer url: %w", err)
+		}
+	}
+	return advClient, advPeer, nil
 }
 
 // validate checks the config and returns the parsed URLs.

@@ -52,7 +52,7 @@ import (
 type Server struct {
 	cfg       Config
 	log       *slog.Logger
-	clientURL *url.URL
+	clientURL *url.URL // advertised (what clients dial)
 	etcd      *embed.Etcd
 	clusterID uint64
 	self      *pdpb.Member
@@ -85,6 +85,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pd: %w", err)
 	}
+	advClientURL, advPeerURL, err := cfg.advertised(clientURL, peerURL)
+	if err != nil {
+		return nil, fmt.Errorf("pd: %w", err)
+	}
 	etcdDir := filepath.Join(cfg.DataDir, "etcd")
 	if err := os.MkdirAll(etcdDir, 0o700); err != nil {
 		return nil, fmt.Errorf("pd: data dir: %w", err)
@@ -92,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger.With("pd", cfg.Name),
-		clientURL: clientURL,
+		clientURL: advClientURL,
 		ready:     make(chan struct{}),
 		closing:   make(chan struct{}),
 		errc:      make(chan error, 1),
@@ -103,13 +107,13 @@ func New(cfg Config) (*Server, error) {
 	ec.Name = cfg.Name
 	ec.Dir = etcdDir
 	ec.ListenClientUrls = []url.URL{*clientURL}
-	ec.AdvertiseClientUrls = []url.URL{*clientURL}
+	ec.AdvertiseClientUrls = []url.URL{*advClientURL}
 	ec.ListenPeerUrls = []url.URL{*peerURL}
-	ec.AdvertisePeerUrls = []url.URL{*peerURL}
+	ec.AdvertisePeerUrls = []url.URL{*advPeerURL}
 	if cfg.InitialCluster != "" {
 		ec.InitialCluster = normalizeInitialCluster(cfg.InitialCluster)
 	} else {
-		ec.InitialCluster = cfg.Name + "=" + peerURL.String()
+		ec.InitialCluster = cfg.Name + "=" + advPeerURL.String()
 	}
 	ec.InitialClusterToken = "shoal-pd"
 	ec.TickMs = uint(cfg.EtcdTick.Milliseconds())
@@ -132,8 +136,8 @@ func New(cfg Config) (*Server, error) {
 	s.self = &pdpb.Member{
 		Name:       cfg.Name,
 		MemberId:   uint64(e.Server.MemberID()),
-		ClientUrls: []string{clientURL.Host},
-		PeerUrls:   []string{peerURL.String()},
+		ClientUrls: []string{advClientURL.Host},
+		PeerUrls:   []string{advPeerURL.String()},
 	}
 	isLeaderGauge.WithLabelValues(cfg.Name).Set(0)
 	s.wg.Add(2)
@@ -224,7 +228,7 @@ func (s *Server) Err() <-chan error { return s.errc }
 // Name returns the member's name.
 func (s *Server) Name() string { return s.cfg.Name }
 
-// ClientAddr returns the host:port of the PD gRPC service.
+// ClientAddr returns the advertised host:port of the PD gRPC service.
 func (s *Server) ClientAddr() string { return s.clientURL.Host }
 
 // ClusterID returns the etcd cluster's ID, which PD uses as its own.

@@ -31,7 +31,8 @@ type Config struct {
 	PD []string
 	// Addr is the store's gRPC address as other stores and SQL nodes
 	// reach it (registered in PD). Start serves on the listener it is
-	// given, which must be bound to it.
+	// given, which must be bound to it or be where a proxy at Addr
+	// forwards to.
 	Addr string
 	// StatusAddr is the status HTTP address registered in PD (may be "").
 	StatusAddr string
