@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/pd/pdclient"
+	"github.com/shoaldb/shoal/playground/faultproxy"
 	"github.com/shoaldb/shoal/proto/metapb"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	// HeartbeatInterval is the stores' region and store heartbeat interval
 	// ("": 1s, so PD sees splits and adds replicas quickly).
 	HeartbeatInterval string
+	// FaultProxies puts a fault proxy (playground/faultproxy) in front of
+	// every store's gRPC port and every PD member's client and peer ports,
+	// so that Isolate can partition a process (chaos tests).
+	FaultProxies bool
 	// LogLevel of the processes ("": info).
 	LogLevel string
 	// StartTimeout bounds each wait for health ("": 90s).
@@ -74,10 +79,37 @@ type Cluster struct {
 	stores  []*proc
 	sqls    []*proc
 	haproxy *proc
+	// net holds the fault proxies (nil without Options.FaultProxies).
+	net     *faultproxy.Network
 	stopped bool
 	// mu guards the process slots (control.go replaces a restarted
 	// process) and stopped.
 	mu sync.Mutex
+	// pidMu guards pids, the current pid of every named process; the
+	// fault proxies read it without waiting for mu (held through Stop).
+	pidMu sync.Mutex
+	pids  map[string]int
+}
+
+// track records a (re)started process's pid for the fault proxies.
+func (c *Cluster) track(p *proc) {
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	if c.pids == nil {
+		c.pids = map[string]int{}
+	}
+	c.pids[p.name] = p.Pid()
+}
+
+// trackedPids returns a copy of the recorded pids.
+func (c *Cluster) trackedPids() map[string]int {
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	out := make(map[string]int, len(c.pids))
+	for k, v := range c.pids {
+		out[k] = v
+	}
+	return out
 }
 
 // Start starts the whole playground and waits until it is healthy. On
@@ -88,6 +120,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	l, err := NewLayout(opts.BasePort, opts.PD, opts.Store, opts.SQL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.FaultProxies {
+		l = l.WithFaultProxies()
 	}
 	if opts.Binary == "" {
 		return nil, errors.New("playground: no shoal binary")
@@ -123,9 +158,35 @@ func (c *Cluster) PDAddrs() string {
 	return strings.Join(a, ",")
 }
 
+// startFaultProxies starts a proxy on every advertised store and PD
+// address, forwarding to where the process listens.
+func (c *Cluster) startFaultProxies() error {
+	c.net = faultproxy.NewNetwork(faultproxy.ProcIdentify(c.trackedPids))
+	for i, p := range c.Layout.PD {
+		name := fmt.Sprintf("pd-%d", i+1)
+		if _, err := c.net.Listen(name, p.Client, p.ClientListen); err != nil {
+			return err
+		}
+		if _, err := c.net.Listen(name, p.Peer, p.PeerListen); err != nil {
+			return err
+		}
+	}
+	for i, s := range c.Layout.Store {
+		if _, err := c.net.Listen(fmt.Sprintf("store-%d", i+1), s.GRPC, s.Listen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *Cluster) start(ctx context.Context) error {
 	o := c.opts
 	log := o.Logger
+	if c.Layout.Proxied() {
+		if err := c.startFaultProxies(); err != nil {
+			return err
+		}
+	}
 	// PD: all members at once (they form the etcd cluster together).
 	var initial []string
 	for i, p := range c.Layout.PD {
@@ -133,13 +194,18 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	for i, p := range c.Layout.PD {
 		name := fmt.Sprintf("pd-%d", i+1)
-		pr, err := startProc(name, c.logPath(name), o.Binary, "pd", "--name", name, "--data-dir", c.dir(name),
-			"--client-urls", p.Client, "--peer-urls", p.Peer, "--status-addr", p.Status,
+		args := []string{"pd", "--name", name, "--data-dir", c.dir(name),
+			"--client-urls", p.ClientListen, "--peer-urls", p.PeerListen, "--status-addr", p.Status,
 			"--initial-cluster", strings.Join(initial, ","), "--log-level", o.LogLevel,
-			"--max-replicas", fmt.Sprint(min(3, o.Store)))
+			"--max-replicas", fmt.Sprint(min(3, o.Store))}
+		if p.ClientListen != p.Client || p.PeerListen != p.Peer {
+			args = append(args, "--advertise-client-urls", p.Client, "--advertise-peer-urls", p.Peer)
+		}
+		pr, err := startProc(name, c.logPath(name), o.Binary, args...)
 		if err != nil {
 			return err
 		}
+		c.track(pr)
 		c.pds = append(c.pds, pr)
 	}
 	for i, p := range c.Layout.PD {
@@ -154,9 +220,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	// Stores: the first bootstraps the cluster, then the others join.
 	for i, s := range c.Layout.Store {
 		name := fmt.Sprintf("store-%d", i+1)
-		args := []string{"store", "--pd", c.PDAddrs(), "--addr", s.GRPC, "--status-addr", s.Status,
+		args := []string{"store", "--pd", c.PDAddrs(), "--addr", s.Listen, "--status-addr", s.Status,
 			"--data-dir", c.dir(name), "--log-level", o.LogLevel,
 			"--region-heartbeat-interval", o.HeartbeatInterval, "--store-heartbeat-interval", o.HeartbeatInterval}
+		if s.Listen != s.GRPC {
+			args = append(args, "--advertise-addr", s.GRPC)
+		}
 		if o.SplitSize != "" {
 			args = append(args, "--region-split-size", o.SplitSize)
 		}
@@ -164,6 +233,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		c.track(pr)
 		c.stores = append(c.stores, pr)
 		if i == 0 {
 			if err := c.waitHealthy(ctx, pr, s.Status, func(m map[string]any) bool { return m["health"] == true }); err != nil {
@@ -191,6 +261,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		c.track(pr)
 		c.sqls = append(c.sqls, pr)
 	}
 	for i, s := range c.Layout.SQL {
@@ -367,6 +438,9 @@ func (c *Cluster) Stop() error {
 	}
 	for _, g := range [][]*proc{c.sqls, c.stores, c.pds} {
 		errs = append(errs, stopGroup(g, c.opts.StopTimeout))
+	}
+	if c.net != nil {
+		errs = append(errs, c.net.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -149,6 +149,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	}
 	g[i] = np
 	c.mu.Unlock()
+	c.track(np)
 	return c.waitServing(ctx, np, i)
 }
 

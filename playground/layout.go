@@ -18,16 +18,25 @@ import (
 //	b+60  .. b+69   PD i: status port b+60+i
 //	b+70  .. b+89   store i: gRPC port b+70+i
 //	b+90  .. b+109  store i: status port b+90+i
+//
+// With fault proxies (Layout.WithFaultProxies) the ports above are the
+// advertised ones, where the proxies listen; the processes themselves
+// listen on:
+//
+//	b+110 .. b+129  store i: gRPC listen port b+110+i
+//	b+130 .. b+139  PD i: client listen port b+130+i
+//	b+140 .. b+149  PD i: peer listen port b+140+i
 const (
 	MaxPD    = 10
 	MaxStore = 20
 	MaxSQL   = 19
 	// PortSpan is how many ports from BasePort a playground may use.
-	PortSpan = 110
+	PortSpan = 150
 )
 
 // Layout names the addresses of every process of a topology.
 type Layout struct {
+	Base    int
 	HAProxy string
 	SQL     []SQLAddrs
 	PD      []PDAddrs
@@ -37,11 +46,38 @@ type Layout struct {
 // SQLAddrs are a SQL node's addresses.
 type SQLAddrs struct{ MySQL, Status string }
 
-// PDAddrs are a PD member's addresses.
-type PDAddrs struct{ Client, Peer, Status string }
+// PDAddrs are a PD member's addresses. Client and Peer are advertised
+// (what the others dial); ClientListen and PeerListen are where the
+// member listens: the same, unless a fault proxy sits in between.
+type PDAddrs struct{ Client, Peer, Status, ClientListen, PeerListen string }
 
-// StoreAddrs are a store's addresses.
-type StoreAddrs struct{ GRPC, Status string }
+// StoreAddrs are a store's addresses. GRPC is advertised (registered in
+// PD); Listen is where the store listens: the same, unless a fault proxy
+// sits in between.
+type StoreAddrs struct{ GRPC, Status, Listen string }
+
+// Proxied reports whether the layout puts fault proxies in front of the
+// stores and PD members.
+func (l Layout) Proxied() bool {
+	return len(l.Store) > 0 && l.Store[0].Listen != l.Store[0].GRPC
+}
+
+// WithFaultProxies returns the layout with the stores' and PD members'
+// processes moved to their listen ports (b+110 and up), leaving the
+// advertised ports to fault proxies.
+func (l Layout) WithFaultProxies() Layout {
+	out := l
+	out.PD = append([]PDAddrs(nil), l.PD...)
+	out.Store = append([]StoreAddrs(nil), l.Store...)
+	for i := range out.Store {
+		out.Store[i].Listen = addr(l.Base + 110 + i)
+	}
+	for i := range out.PD {
+		out.PD[i].ClientListen = addr(l.Base + 130 + i)
+		out.PD[i].PeerListen = addr(l.Base + 140 + i)
+	}
+	return out
+}
 
 func addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
@@ -63,15 +99,17 @@ func NewLayout(base, pds, stores, sqls int) (Layout, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Layout{}, err
 	}
-	l := Layout{HAProxy: addr(base)}
+	l := Layout{Base: base, HAProxy: addr(base)}
 	for i := range sqls {
 		l.SQL = append(l.SQL, SQLAddrs{MySQL: addr(base + 1 + i), Status: addr(base + 20 + i)})
 	}
 	for i := range pds {
-		l.PD = append(l.PD, PDAddrs{Client: addr(base + 40 + i), Peer: addr(base + 50 + i), Status: addr(base + 60 + i)})
+		c, p := addr(base+40+i), addr(base+50+i)
+		l.PD = append(l.PD, PDAddrs{Client: c, Peer: p, Status: addr(base + 60 + i), ClientListen: c, PeerListen: p})
 	}
 	for i := range stores {
-		l.Store = append(l.Store, StoreAddrs{GRPC: addr(base + 70 + i), Status: addr(base + 90 + i)})
+		g := addr(base + 70 + i)
+		l.Store = append(l.Store, StoreAddrs{GRPC: g, Status: addr(base + 90 + i), Listen: g})
 	}
 	return l, nil
 }
@@ -84,9 +122,18 @@ func (l Layout) All() []string {
 	}
 	for _, p := range l.PD {
 		out = append(out, p.Client, p.Peer, p.Status)
+		if p.ClientListen != p.Client {
+			out = append(out, p.ClientListen)
+		}
+		if p.PeerListen != p.Peer {
+			out = append(out, p.PeerListen)
+		}
 	}
 	for _, s := range l.Store {
 		out = append(out, s.GRPC, s.Status)
+		if s.Listen != s.GRPC {
+			out = append(out, s.Listen)
+		}
 	}
 	return out
 }
@@ -135,7 +182,9 @@ func FreeBasePort(pds, stores, sqls int) (int, error) {
 		// Stay below the usual ephemeral range start (32768).
 		base := 20000 + p%(32768-20000-PortSpan)
 		l, err := NewLayout(base, pds, stores, sqls)
-		if err == nil && CheckFree(l.All()) == nil {
+		// Check the ports with fault proxies too (a superset), so the
+		// span fits either way.
+		if err == nil && CheckFree(l.WithFaultProxies().All()) == nil {
 			return base, nil
 		}
 	}

@@ -35,11 +35,23 @@ func TestLayout(t *testing.T) {
 	if len(seen) != 1+2*2+3*3+3*2 {
 		t.Fatalf("%d addresses", len(seen))
 	}
-	// The largest topology stays inside the span.
+	if l.Proxied() {
+		t.Fatal("a plain layout says it is proxied")
+	}
+	pl := l.WithFaultProxies()
+	if !pl.Proxied() || pl.Store[1].GRPC != l.Store[1].GRPC || pl.Store[1].Listen == pl.Store[1].GRPC ||
+		pl.PD[2].ClientListen == pl.PD[2].Client || pl.PD[2].PeerListen == pl.PD[2].Peer || l.Proxied() {
+		t.Fatalf("proxied layout: %+v (from %+v)", pl, l)
+	}
+	if n := len(pl.All()); n != 1+2*2+3*5+3*3 {
+		t.Fatalf("proxied layout: %d addresses", n)
+	}
+	// The largest topology stays inside the span, also with proxies.
 	big, err := NewLayout(4000, MaxPD, MaxStore, MaxSQL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	big = big.WithFaultProxies()
 	uniq := map[string]bool{}
 	for _, a := range big.All() {
 		_, p, _ := net.SplitHostPort(a)
