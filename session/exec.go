@@ -92,6 +92,8 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return s.runAnalyze(ctx, x)
 	case *ast.AdminStmt:
 		return s.runAdmin(ctx, x)
+	case *ast.BRIEStmt:
+		return s.runBRIE(ctx, x)
 	case *ast.DoStmt:
 		for _, e := range x.Exprs {
 			ex, st, err := planner.BuildScalar(s.planContext(), e)

@@ -64,6 +64,10 @@ type Backend struct {
 	syncing  bool // other SQL nodes share the store
 	stopSync context.CancelFunc
 	syncDone chan struct{}
+
+	// brMu runs one BACKUP or RESTORE at a time on this node (as TiDB):
+	// they are heavy, and later ones queue (their Queue Time).
+	brMu sync.Mutex
 }
 
 // NewBackend opens the catalog on store and bootstraps the default
