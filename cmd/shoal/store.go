@@ -176,6 +176,7 @@ type storeStatus struct {
 func storeStatusHandler(info status.Info, node *storenode.Node) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", status.Handler(info))
+	mux.Handle("/admin/", node.AdminHandler())
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		stats := node.Stats()
 		st := storeStatus{
