@@ -6,6 +6,8 @@
 //	shoal store       a storage node
 //	shoal sql         a SQL node of a cluster
 //	shoal playground  a local cluster with HAProxy
+//	shoal backup      BACKUP DATABASE through a SQL node
+//	shoal restore     RESTORE DATABASE through a SQL node
 //	shoal version     print the version
 package main
 
@@ -36,6 +38,8 @@ func commands() []command {
 		{"store", "run a storage node (multi-Raft store serving kv over gRPC)", runStore},
 		{"sql", "run a SQL node of a cluster (MySQL protocol over PD and stores)", runSQL},
 		{"playground", "run a local cluster (PD, stores, SQL nodes, HAProxy) on 127.0.0.1", runPlayground},
+		{"backup", "back up databases through a SQL node (BACKUP DATABASE ... TO local:///path)", runBackup},
+		{"restore", "restore databases through a SQL node (RESTORE DATABASE ... FROM local:///path)", runRestore},
 		{"chaos", "fault-injection harness: workloads, nemeses and checkers (run, check)", runChaos},
 		{"version", "print version information", runVersion},
 	}
