@@ -35,6 +35,9 @@ func (s *Session) runBRIE(ctx context.Context, x *ast.BRIEStmt) (ResultSet, erro
 			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support the %s option of %s", o.Tp.String(), x.Kind.String())
 		}
 	}
+	if x.Kind == ast.BRIEKindRestore && s.readOnlySession() {
+		return nil, errno.NewStd(mysql.ErrCantExecuteInReadOnlyTransaction)
+	}
 	if err := s.commitTxn(ctx); err != nil {
 		return nil, err
 	}
@@ -47,9 +50,6 @@ func (s *Session) runBRIE(ctx context.Context, x *ast.BRIEStmt) (ResultSet, erro
 	if x.Kind == ast.BRIEKindBackup {
 		meta, err = br.Backup(ctx, s.b.store, x.Schemas, x.Storage, br.BackupOptions{Concurrency: concurrency})
 	} else {
-		if s.readOnlySession() {
-			return nil, errno.NewStd(mysql.ErrCantExecuteInReadOnlyTransaction)
-		}
 		meta, err = br.Restore(ctx, s.b.store, s.b.catalog, x.Schemas, x.Storage, br.RestoreOptions{Concurrency: concurrency, SkipChecksum: !checksum})
 	}
 	if err != nil {
