@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -56,5 +57,29 @@ func TestGCLifeTimeValidated(t *testing.T) {
 	c.GCLifeTime = "1h"
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestStoreLeaderLease(t *testing.T) {
+	for _, tc := range []struct {
+		v     string
+		want  time.Duration
+		valid bool
+	}{
+		{"", 0, true},    // default: derived from the election timeout
+		{"0s", -1, true}, // leases off
+		{"500ms", 500 * time.Millisecond, true},
+		{"-1s", 0, false},
+		{"soon", 0, false},
+	} {
+		s := DefaultStore()
+		s.RaftStoreMaxLeaderLease = tc.v
+		err := s.Validate()
+		if (err == nil) != tc.valid {
+			t.Fatalf("%q: Validate = %v, want valid=%v", tc.v, err, tc.valid)
+		}
+		if tc.valid && s.LeaderLease() != tc.want {
+			t.Fatalf("%q: LeaderLease = %v, want %v", tc.v, s.LeaderLease(), tc.want)
+		}
 	}
 }

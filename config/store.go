@@ -33,6 +33,12 @@ type Store struct {
 	// RaftBaseTickInterval is the raft clock; elections take 10 ticks,
 	// heartbeats 2. [raftstore.raft-base-tick-interval]
 	RaftBaseTickInterval string `toml:"raft-base-tick-interval"`
+	// RaftStoreMaxLeaderLease: how long a region leader serves reads
+	// without a ReadIndex round after an entry of its term commits; empty
+	// takes the election timeout less 3 ticks (700ms by default), "0s"
+	// makes every read use ReadIndex; longer than the election timeout
+	// less 2 ticks is cut to that. [raftstore.raft-store-max-leader-lease]
+	RaftStoreMaxLeaderLease string `toml:"raft-store-max-leader-lease"`
 	// RegionSplitSize: a region whose data grows past it is split, e.g.
 	// "96MiB". [coprocessor.region-split-size]
 	RegionSplitSize string `toml:"region-split-size"`
@@ -107,6 +113,19 @@ func (s *Store) StoreHeartbeat() time.Duration {
 	d, _ := time.ParseDuration(s.StoreHeartbeatInterval)
 	return d
 }
+
+// LeaderLease is the raftstore lease: 0 for the default, negative when
+// leases are off.
+func (s *Store) LeaderLease() time.Duration {
+	if s.RaftStoreMaxLeaderLease == "" {
+		return 0
+	}
+	d, _ := time.ParseDuration(s.RaftStoreMaxLeaderLease)
+	if d == 0 {
+		return -1
+	}
+	return d
+}
 func (s *Store) SplitSize() uint64 { n, _ := ParseSize(s.RegionSplitSize); return n }
 func (s *Store) MaxMessageSize() int {
 	n, _ := ParseSize(s.GRPCMaxMessageSize)
@@ -158,6 +177,11 @@ func (s *Store) Validate() error {
 	for _, d := range durs {
 		if v, err := time.ParseDuration(d.v); err != nil || v < d.min {
 			errs = append(errs, fmt.Errorf("%s %q must be a duration of at least %v", d.key, d.v, d.min))
+		}
+	}
+	if s.RaftStoreMaxLeaderLease != "" {
+		if d, err := time.ParseDuration(s.RaftStoreMaxLeaderLease); err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("raft-store-max-leader-lease %q must be a duration (0s: no leases)", s.RaftStoreMaxLeaderLease))
 		}
 	}
 	if n, err := ParseSize(s.RegionSplitSize); err != nil || n < 1024 {

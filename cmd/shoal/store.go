@@ -31,6 +31,7 @@ func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (store identity and Pebble)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.RaftBaseTickInterval, "raft-base-tick-interval", cfg.RaftBaseTickInterval, "raft clock tick (election after 10 ticks, heartbeat every 2)")
+	fs.StringVar(&cfg.RaftStoreMaxLeaderLease, "raft-store-max-leader-lease", cfg.RaftStoreMaxLeaderLease, "serve reads on a leader lease this long after a commit (empty: election timeout less 3 ticks; 0s: always ReadIndex)")
 	fs.StringVar(&cfg.RegionSplitSize, "region-split-size", cfg.RegionSplitSize, "split a region once its data passes this size (e.g. 96MiB)")
 	fs.Uint64Var(&cfg.RaftLogGCCountLimit, "raft-log-gc-count-limit", cfg.RaftLogGCCountLimit, "compact a region's raft log once it holds more applied entries than this")
 	fs.StringVar(&cfg.RegionHeartbeatInterval, "region-heartbeat-interval", cfg.RegionHeartbeatInterval, "how often region leaders report to PD")
@@ -76,6 +77,7 @@ func storeNodeConfig(cfg config.Store, log *slog.Logger) storenode.Config {
 		Version:    version,
 		Raft: raftstore.Config{
 			TickInterval:        tick,
+			LeaderLease:         cfg.LeaderLease(),
 			RegionSplitSize:     cfg.SplitSize(),
 			RaftLogGCCountLimit: cfg.RaftLogGCCountLimit,
 			PDHeartbeatTicks:    max(hbTicks, 1),

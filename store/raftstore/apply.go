@@ -63,6 +63,8 @@ func (s *Store) applyEntries(ac *applyContext, p *peer, ents []raftpb.Entry) {
 		if pr := p.props.take(e.Index); pr != nil {
 			if pr.term != e.Term {
 				err = newNotLeader(p.regionID(), p.leaderPeer())
+			} else {
+				p.renewLease(pr.proposedAt, e.Term)
 			}
 			ac.results = append(ac.results, applyResult{pr: pr, err: err})
 		}

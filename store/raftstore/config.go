@@ -47,6 +47,12 @@ type Config struct {
 	// after it the outcome is unknown (ErrTimeout).
 	ProposalTimeout time.Duration
 
+	// LeaderLease: how long after proposing an entry that commits a leader
+	// may serve reads without a ReadIndex round (lease.go). At most
+	// (ElectionTicks-2)*TickInterval; 0 takes (ElectionTicks-3)*TickInterval
+	// (700ms with the defaults); negative disables leases.
+	LeaderLease time.Duration
+
 	// Engine configures Pebble.
 	Engine standalone.Options
 }
@@ -91,6 +97,13 @@ func (c *Config) withDefaults() Config {
 	}
 	if o.ProposalTimeout <= 0 {
 		o.ProposalTimeout = 10 * time.Second
+	}
+	switch maxLease := time.Duration(o.ElectionTicks-2) * o.TickInterval; {
+	case o.LeaderLease == 0:
+		o.LeaderLease = time.Duration(o.ElectionTicks-3) * o.TickInterval
+	case o.LeaderLease > maxLease:
+		// A longer lease could outlive the election of another leader.
+		o.LeaderLease = maxLease
 	}
 	return o
 }

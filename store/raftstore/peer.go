@@ -63,6 +63,13 @@ type peer struct {
 	destroyed bool
 
 	view atomic.Pointer[peerView]
+
+	// Leader lease (lease.go). leaseUntil (monoNow nanoseconds; 0: none)
+	// and leaseUsed are read by request goroutines.
+	leaseUntil        atomic.Int64
+	leaseUsed         atomic.Bool
+	leaseSuspectTerm  uint64
+	lastRenewProposal int64
 }
 
 // peerView is the immutable state other goroutines read (request checks,
@@ -169,6 +176,9 @@ func (p *peer) onSoftState(ss *raft.SoftState) {
 	wasLeader := p.isLeader
 	p.leaderID = ss.Lead
 	p.isLeader = ss.RaftState == raft.StateLeader
+	if p.isLeader != wasLeader {
+		p.dropLease()
+	}
 	if p.isLeader && !wasLeader {
 		p.leaderReady = false
 		now := time.Now()

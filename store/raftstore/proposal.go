@@ -21,7 +21,10 @@ type proposal struct {
 	check func(p *peer) error
 
 	index, term uint64
-	done        chan error // buffered(1); receives exactly one result
+	// proposedAt: monotonic time (monoNow) when raft took it; its
+	// commit in the leader's term renews the lease from then (lease.go).
+	proposedAt int64
+	done       chan error // buffered(1); receives exactly one result
 }
 
 func (pr *proposal) finish(err error) {

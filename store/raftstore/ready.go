@@ -208,6 +208,7 @@ func (p *peer) indexProposals(ents []raftpb.Entry) {
 func (p *peer) appendMessages(out []*raftserverpb.RaftMessage, msgs []raftpb.Message) []*raftserverpb.RaftMessage {
 	for i := range msgs {
 		m := &msgs[i]
+		p.noteOutgoing(m)
 		to := p.findPeer(m.To)
 		if to == nil {
 			if m.Type == raftpb.MsgSnap {

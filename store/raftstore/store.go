@@ -325,6 +325,7 @@ func (s *Store) tick() {
 		if p.ticks%s.cfg.PDHeartbeatTicks == 0 {
 			s.heartbeatPD(p)
 		}
+		s.maybeRenewLease(p)
 	}
 }
 
@@ -497,6 +498,7 @@ func (s *Store) destroyPeer(p *peer) {
 
 // forgetPeer drops p from memory, failing whatever waits on it.
 func (s *Store) forgetPeer(p *peer, err error) {
+	p.dropLease()
 	p.props.failAll(err)
 	p.reads.failEverything(err)
 	p.destroyed = true
@@ -610,6 +612,7 @@ func (s *Store) TransferLeader(regionID, toPeerID uint64) error {
 		if !p.isLeader {
 			return newNotLeader(regionID, p.leaderPeer())
 		}
+		p.suspectLease()
 		p.rn.TransferLeader(toPeerID)
 		s.markDirty(p)
 		return nil
@@ -699,6 +702,7 @@ func (s *Store) proposeOnLoop(pr *proposal) {
 		}
 	}
 	var err error
+	pr.proposedAt = monoNow()
 	if pr.cc != nil {
 		err = p.rn.ProposeConfChange(*pr.cc)
 	} else {
@@ -740,9 +744,15 @@ func (s *Store) CheckLeader(regionID uint64, epoch *metapb.RegionEpoch) (*metapb
 // every write acknowledged before the call. It returns the region as of
 // the check (for key range checks) or a RegionError.
 func (s *Store) RegionRead(ctx context.Context, regionID uint64, epoch *metapb.RegionEpoch) (*metapb.Region, error) {
-	if _, err := s.CheckLeader(regionID, epoch); err != nil {
+	region, err := s.CheckLeader(regionID, epoch)
+	if err != nil {
 		return nil, err
 	}
+	if p := s.router.get(regionID); p != nil && p.leaseValid(monoNow()) {
+		leaseReads.Add(1)
+		return region, nil
+	}
+	readIndexReads.Add(1)
 	done := make(chan error, 1)
 	r := &readReq{regionID: regionID, done: done, check: func(p *peer) error {
 		if epoch != nil && epoch.GetVersion() != p.region.GetRegionEpoch().GetVersion() {
@@ -759,7 +769,6 @@ func (s *Store) RegionRead(ctx context.Context, regionID uint64, epoch *metapb.R
 	}
 	timer := time.NewTimer(s.cfg.ProposalTimeout)
 	defer timer.Stop()
-	var err error
 	select {
 	case err = <-done:
 	case <-timer.C:
@@ -793,6 +802,8 @@ func (s *Store) onRead(r *readReq) {
 		r.finish(err)
 		return
 	}
+	// A read without a lease asks for one (maybeRenewLease).
+	p.leaseUsed.Store(true)
 	p.reads.pending = append(p.reads.pending, r)
 	s.markDirty(p)
 }
