@@ -63,8 +63,10 @@
 // RegionRead returns includes it. Write commands call it too, since their
 // checks read. A batch is also refused if its peer became leader after
 // the batch was created (engine.go), so a command never writes on the
-// strength of a snapshot from before its leader's term. No leases: a
-// leader never serves a read on its clock alone.
+// strength of a snapshot from before its leader's term. A leader whose
+// lease is valid skips the ReadIndex round (lease.go explains why that is
+// safe: no other leader can be elected before the lease ends, and a
+// leader transfer ends it before the target may campaign).
 //
 // # Proposals
 //
