@@ -27,8 +27,8 @@ var backupTables = map[string]string{
 
 const (
 	backupSbRows    = 10000
-	bkAccounts    = 50
-	bkTotal       = 50 * 1000
+	bkAccounts      = 50
+	bkTotal         = 50 * 1000
 	backupStmtLimit = 5 * time.Minute
 )
 
