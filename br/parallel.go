@@ -27,7 +27,7 @@ func forEachParallel(ctx context.Context, workers, n int, fn func(ctx context.Co
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if firstErr != nil || next >= n {
+		if firstErr != nil || next >= n || ctx.Err() != nil {
 			return 0, false
 		}
 		next++
