@@ -15,6 +15,9 @@
 //     as stored at that timestamp, not the node's in-memory schema). The
 //     timestamp is held by an open read-only transaction for the whole
 //     backup, so the embedded GC never collects versions the backup reads.
+//     (That holds the GC of this process only; once the cluster runs GC,
+//     a backup from a SQL node must also register a service safe point
+//     with PD.)
 //   - A table's whole key prefix is copied ('t' tableID: rows and every
 //     index), so a restore needs no index rebuild; keys are stored with
 //     their original table ID and rewritten only at restore.
