@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/chaos/checker"
+	"github.com/shoaldb/shoal/chaos/checker/tso"
 	"github.com/shoaldb/shoal/chaos/history"
 	"github.com/shoaldb/shoal/chaos/nemesis"
 	"github.com/shoaldb/shoal/chaos/workload"
@@ -144,14 +145,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	monitors, _ := target.(Monitors)
+	var recs []*history.Recorder
+	for _, r := range runs {
+		recs = append(recs, r.rec)
+	}
 	if monitors != nil {
-		if err := monitors.StartMonitors(ctx); err != nil {
+		if err := monitors.StartMonitors(ctx, cfg.Dir, start); err != nil {
 			return nil, err
 		}
+		recs = append(recs, monitors.Recorders()...)
 	}
 	var nems []nemesis.Nemesis
+	regions, _ := target.(nemesis.RegionAdmin)
 	for _, n := range cfg.Nemeses {
-		nm, err := nemesis.New(n, target.Nodes())
+		nm, err := nemesis.New(n, target.Nodes(), regions)
 		if err != nil {
 			return nil, err
 		}
@@ -159,8 +166,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	info := func(f string, v any) {
-		for _, r := range runs {
-			r.rec.Info(f, v)
+		for _, r := range recs {
+			r.Info(f, v)
 		}
 	}
 	loadCtx, stopLoad := context.WithTimeout(ctx, cfg.Duration)
@@ -178,13 +185,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var wg sync.WaitGroup
 	var pools []interface{ Close() error }
 	for wi, r := range runs {
-		db, err := workload.OpenFor(r.w, target.SQLAddr(), cfg.Concurrency)
+		workers := cfg.Concurrency
+		if c, ok := r.w.(workload.Concurrent); ok && c.Workers() > workers {
+			workers = c.Workers()
+		}
+		db, err := workload.OpenFor(r.w, target.SQLAddr(), workers)
 		if err != nil {
 			stopLoad()
 			return nil, err
 		}
 		pools = append(pools, db)
-		for i := 0; i < cfg.Concurrency; i++ {
+		for i := 0; i < workers; i++ {
 			wg.Add(1)
 			rng := rand.New(rand.NewSource(cfg.Seed*1000 + int64(wi*100+i)))
 			go func(r *wlRun, i int) {
@@ -193,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				for loadCtx.Err() == nil {
 					c := r.w.Step(db, r.rec, p, rng)
 					if c.Type == history.Unknown {
-						p += cfg.Concurrency // the old process may still be in flight
+						p += workers // the old process may still be in flight
 					}
 					if c.Error != "" {
 						select {
@@ -274,9 +285,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		sum = append(sum, res.Summary())
 	}
 	if monitors != nil {
-		for _, res := range monitors.StopMonitors() {
+		results, err := monitors.StopMonitors()
+		if err != nil {
+			return nil, err
+		}
+		for _, res := range results {
 			res.Write(cfg.Out)
-			fmt.Fprintln(cfg.Out, res.Summary())
+			fmt.Fprintf(cfg.Out, "%s   (history %s)\n", res.Summary(), filepath.Join(cfg.Dir, res.Workload+".jsonl"))
 			rep.Results = append(rep.Results, res)
 			rep.Pass = rep.Pass && res.Valid()
 			sum = append(sum, res.Summary())
@@ -355,8 +370,9 @@ func runNemeses(ctx context.Context, cfg Config, nems []nemesis.Nemesis, info fu
 	}
 }
 
-// CheckFile replays a history file through its workload's checker; an
-// empty name takes the workload from the history's header.
+// CheckFile replays a history file through its workload's checker (or
+// the TSO monitor's); an empty name takes the workload from the history's
+// header.
 func CheckFile(name, path string, out io.Writer) (*checker.Result, error) {
 	events, err := history.Load(path)
 	if err != nil {
@@ -369,11 +385,16 @@ func CheckFile(name, path string, out io.Writer) (*checker.Result, error) {
 		}
 		name = h.Workload
 	}
-	w, ok := workload.New(name)
-	if !ok {
-		return nil, fmt.Errorf("unknown workload %q", name)
+	var res *checker.Result
+	if name == tso.Workload {
+		res, err = tso.Check(events)
+	} else {
+		w, ok := workload.New(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown workload %q", name)
+		}
+		res, err = w.Check(events)
 	}
-	res, err := w.Check(events)
 	if err != nil {
 		return nil, err
 	}

@@ -4,30 +4,39 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/shoaldb/shoal/chaos/checker"
+	"github.com/shoaldb/shoal/chaos/checker/tso"
+	"github.com/shoaldb/shoal/chaos/history"
 	"github.com/shoaldb/shoal/chaos/nemesis"
 	"github.com/shoaldb/shoal/playground"
 )
 
 // Playground is a playground cluster (3 PD, 3 stores, 2 SQL nodes and
-// haproxy on free 127.0.0.1 ports, 1 MiB regions) started in this process;
-// its Nodes are the PD members, stores and SQL nodes (kill -9 and restart
-// with the same data dir, SIGSTOP/SIGCONT), its SQLAddr is HAProxy. While
-// the run lasts, a PD client polls GetTS and the run fails if a timestamp
-// does not strictly increase (across PD leader kills and pauses).
+// haproxy on free 127.0.0.1 ports, 1 MiB regions, fault proxies in front
+// of the stores and PD members) started in this process; its Nodes are the
+// PD members, stores and SQL nodes (kill -9 and restart with the same data
+// dir, SIGSTOP/SIGCONT, isolation from the other processes through the
+// fault proxies), its SQLAddr is HAProxy, and it forces region leader
+// transfers and splits through the stores' admin endpoints
+// (nemesis.RegionAdmin). While the run lasts, a PD client polls GetTS and
+// the run fails if a timestamp does not strictly increase (across PD
+// leader kills, pauses and partitions); those timestamps are written to
+// tso-monotonic.jsonl, which `shoal chaos check` replays.
 type Playground struct {
 	Bin string
 	Dir string
 	// PD, Store, SQL: the topology (default 3, 3, 2).
 	PD, Store, SQL int
 
-	c   *playground.Cluster
-	tso *TSOMonitor
+	c       *playground.Cluster
+	tso     *TSOMonitor
+	regions *regionAdmin
 }
 
 func (p *Playground) Start(ctx context.Context) error {
@@ -47,9 +56,11 @@ func (p *Playground) Start(ctx context.Context) error {
 		c, err := playground.Start(ctx, playground.Options{
 			PD: p.PD, Store: p.Store, SQL: p.SQL, BasePort: base, DataDir: filepath.Join(p.Dir, "playground"),
 			Binary: p.Bin, HAProxy: haproxy, SplitSize: "1MiB", StartTimeout: 90 * time.Second,
+			FaultProxies: true,
 		})
 		if err == nil {
 			p.c = c
+			p.regions = &regionAdmin{stores: p.runningStores, pdAddrs: strings.Split(c.PDAddrs(), ",")}
 			return nil
 		}
 		last = err
@@ -105,9 +116,34 @@ func (p *Playground) Ready(ctx context.Context) error {
 	}
 }
 
+// runningStores maps each running store's name to its status address.
+func (p *Playground) runningStores() map[string]string {
+	out := map[string]string{}
+	for _, n := range p.c.NamesOf(playground.RoleStore) {
+		if p.c.Running(n) {
+			out[n] = p.c.StatusAddr(n)
+		}
+	}
+	return out
+}
+
+// TransferLeader forces a random region's leader transfer
+// (nemesis.RegionAdmin).
+func (p *Playground) TransferLeader(ctx context.Context, rng *rand.Rand) (string, error) {
+	return p.regions.TransferLeader(ctx, rng)
+}
+
+// Split forces a random region's split (nemesis.RegionAdmin).
+func (p *Playground) Split(ctx context.Context, rng *rand.Rand) (string, error) {
+	return p.regions.Split(ctx, rng)
+}
+
 func (p *Playground) Close() error {
 	if p.tso != nil {
 		p.tso.Stop()
+	}
+	if p.regions != nil {
+		p.regions.close()
 	}
 	if p.c == nil {
 		return nil
@@ -115,9 +151,10 @@ func (p *Playground) Close() error {
 	return p.c.Stop()
 }
 
-// StartMonitors starts the TSO monitor (Monitors).
-func (p *Playground) StartMonitors(ctx context.Context) error {
-	m, err := StartTSOMonitor(ctx, strings.Split(p.c.PDAddrs(), ","))
+// StartMonitors starts the TSO monitor, its history in
+// dir/tso-monotonic.jsonl (Monitors).
+func (p *Playground) StartMonitors(ctx context.Context, dir string, start time.Time) error {
+	m, err := StartTSOMonitor(ctx, strings.Split(p.c.PDAddrs(), ","), filepath.Join(dir, tso.Workload+".jsonl"), start)
 	if err != nil {
 		return err
 	}
@@ -125,12 +162,24 @@ func (p *Playground) StartMonitors(ctx context.Context) error {
 	return nil
 }
 
-// StopMonitors stops the TSO monitor and returns its result.
-func (p *Playground) StopMonitors() []*checker.Result {
+// Recorders returns the TSO monitor's history (Monitors).
+func (p *Playground) Recorders() []*history.Recorder {
 	if p.tso == nil {
 		return nil
 	}
-	return []*checker.Result{p.tso.Stop()}
+	return []*history.Recorder{p.tso.Recorder()}
+}
+
+// StopMonitors stops the TSO monitor and returns its result (Monitors).
+func (p *Playground) StopMonitors() ([]*checker.Result, error) {
+	if p.tso == nil {
+		return nil, nil
+	}
+	res, err := p.tso.Stop()
+	if err != nil {
+		return nil, err
+	}
+	return []*checker.Result{res}, nil
 }
 
 // pgNode is one process of the playground as a nemesis target.
@@ -144,3 +193,5 @@ func (n *pgNode) Kill() error                       { return n.c.Kill(n.name) }
 func (n *pgNode) Restart(ctx context.Context) error { return n.c.Restart(ctx, n.name) }
 func (n *pgNode) Pause() error                      { return n.c.Pause(n.name) }
 func (n *pgNode) Resume() error                     { return n.c.Resume(n.name) }
+func (n *pgNode) Isolate() error                    { return n.c.Isolate(n.name) }
+func (n *pgNode) Heal() error                       { return n.c.Heal(n.name) }

@@ -1,16 +1,21 @@
 // Package nemesis injects faults into a target's processes: kill -9 with a
-// restart, and SIGSTOP/SIGCONT pauses. A nemesis has a start (inject) and a
-// stop (heal); the runner records both as info events in every history.
+// restart, SIGSTOP/SIGCONT pauses, and on a cluster target a network
+// partition of one process (both directions) and streams of forced region
+// leader transfers and splits. A nemesis has a start (inject) and a stop
+// (heal); the runner records both as info events in every history.
 //
 // Invariants: Stop undoes exactly what Start did (the process Start killed
-// is restarted, the one it paused is resumed); Stop on a nemesis that is
-// not active is a no-op; every wait is bounded by the context.
+// is restarted, the one it paused is resumed, the one it isolated is
+// healed; transfers and splits are not undone, they stop being made);
+// Stop on a nemesis that is not active is a no-op; every wait is bounded
+// by the context.
 package nemesis
 
 import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 )
 
@@ -30,19 +35,39 @@ type Nemesis interface {
 	Stop(ctx context.Context) (string, error)
 }
 
-// New returns the named nemesis over nodes.
-func New(name string, nodes []Node) (Nemesis, error) {
+// New returns the named nemesis over nodes; regions is the target's
+// region admin (nil on a target without regions).
+func New(name string, nodes []Node, regions RegionAdmin) (Nemesis, error) {
 	switch name {
 	case "kill":
 		return &Kill{Nodes: nodes}, nil
 	case "pause":
 		return &Pause{Nodes: nodes}, nil
+	case "partition":
+		var ps []Partitionable
+		for _, n := range nodes {
+			if p, ok := n.(Partitionable); ok {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("nemesis partition: %w", ErrNeedsCluster)
+		}
+		return &Partition{Nodes: ps}, nil
+	case "transfer", "split":
+		if regions == nil {
+			return nil, fmt.Errorf("nemesis %s: %w", name, ErrNeedsCluster)
+		}
+		if name == "transfer" {
+			return NewTransferLeader(regions), nil
+		}
+		return NewSplit(regions), nil
 	}
-	return nil, fmt.Errorf("unknown nemesis %q (kill, pause)", name)
+	return nil, fmt.Errorf("unknown nemesis %q (%s)", name, strings.Join(Names(), ", "))
 }
 
 // Names lists the nemeses.
-func Names() []string { return []string{"kill", "pause"} }
+func Names() []string { return []string{"kill", "pause", "partition", "transfer", "split"} }
 
 // Kill SIGKILLs a random node; Stop restarts it.
 type Kill struct {

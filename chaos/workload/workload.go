@@ -43,6 +43,13 @@ type Workload interface {
 	Check(events []history.Event) (*checker.Result, error)
 }
 
+// Concurrent is implemented by workloads that need at least Workers()
+// workers (bank-hot's contention); the runner takes the larger of that and
+// its configured concurrency.
+type Concurrent interface {
+	Workers() int
+}
+
 // SessionParams is implemented by workloads that set session variables on
 // their connections.
 type SessionParams interface {
@@ -66,6 +73,8 @@ func New(name string) (Workload, bool) {
 	switch name {
 	case "bank":
 		return NewBank(), true
+	case "bank-hot":
+		return NewHotBank(), true
 	case "register":
 		return NewRegister(), true
 	case "list-append":
@@ -75,7 +84,7 @@ func New(name string) (Workload, bool) {
 }
 
 // Names lists the workloads.
-func Names() []string { return []string{"bank", "register", "list-append"} }
+func Names() []string { return []string{"bank", "bank-hot", "register", "list-append"} }
 
 // Open returns a connection pool for db on addr (127.0.0.1 only).
 func Open(addr, db string, conns int, params map[string]string) (*sql.DB, error) {

@@ -19,7 +19,7 @@ import (
 
 // runChaos is the fault-injection harness:
 //
-//	shoal chaos run --workload bank|register|list-append|all --time 2m --seed N --nemesis kill,pause --target embedded|playground [--dir DIR]
+//	shoal chaos run --workload bank|bank-hot|register|list-append|all --time 2m --seed N --nemesis kill,pause,partition,transfer,split --target embedded|playground [--dir DIR]
 //	shoal chaos check [--workload W] --history FILE
 //
 // Both exit 1 on any anomaly (after printing FAIL), 2 on a usage or run error.
@@ -33,7 +33,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		fs := flag.NewFlagSet("chaos check", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		wl := fs.String("workload", "", "workload of the history (default: from the history's header)")
-		path := fs.String("history", "", "history file (JSON lines) written by a run")
+		path := fs.String("history", "", "history file (JSON lines) written by a run: <workload>.jsonl or tso-monotonic.jsonl")
 		if err := fs.Parse(args[1:]); err != nil {
 			return 2
 		}
@@ -53,10 +53,10 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("chaos run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	wl := fs.String("workload", "all", "bank, register, list-append or all (comma-separated list allowed)")
+	wl := fs.String("workload", "all", "bank, bank-hot, register, list-append or all (comma-separated list allowed)")
 	dur := fs.Duration("time", 2*time.Minute, "how long the load runs")
 	seed := fs.Int64("seed", time.Now().UnixNano()%100000, "seed of the operation and fault schedule")
-	nem := fs.String("nemesis", "kill,pause", "comma-separated nemeses (kill, pause) or none")
+	nem := fs.String("nemesis", "kill,pause", "comma-separated nemeses (kill, pause; with --target playground also partition, transfer, split) or none")
 	target := fs.String("target", "embedded", "target: embedded (a shoal server the harness starts) or playground (3 PD, 3 stores, 2 SQL nodes, HAProxy)")
 	dir := fs.String("dir", "", "directory for histories, data and logs (default: a new temp dir)")
 	conc := fs.Int("concurrency", 3, "workers per workload")

@@ -1,7 +1,10 @@
-// Package bank checks histories of the bank workload: N accounts whose
+// Package bank checks histories of the bank workloads: N accounts whose
 // total never changes. Transfers move money between two accounts inside
 // explicit transactions (SELECT ... FOR UPDATE, then UPDATE with the
-// computed balances); readers read every balance in one snapshot.
+// computed balances; in bank-hot, the contended variant, also optimistic
+// transactions that read with a plain SELECT and must fail at commit if
+// another transfer wrote in between); readers read every balance in one
+// snapshot.
 //
 // Invariant checked: every successful read (including the final read after
 // the faults stopped) sees every account, no negative balance, and exactly
@@ -31,6 +34,9 @@ type Transfer struct {
 	From   int   `json:"from"`
 	To     int   `json:"to"`
 	Amount int64 `json:"amount"`
+	// Mode is the transaction mode (bank-hot): "pessimistic" or
+	// "optimistic"; empty is pessimistic.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Read is a read's result: balance by account id.
@@ -38,17 +44,17 @@ type Read struct {
 	Balances map[int]int64 `json:"balances"`
 }
 
-// Check checks a bank history. The header gives the number of accounts and
-// the total.
+// Check checks a bank or bank-hot history. The header gives the number of
+// accounts and the total.
 func Check(events []history.Event) (*checker.Result, error) {
-	res := &checker.Result{Workload: "bank"}
 	h, err := checker.FindHeader(events)
 	if err != nil {
 		return nil, err
 	}
-	if h.Workload != "bank" {
-		return nil, fmt.Errorf("history is of workload %q, not bank", h.Workload)
+	if h.Workload != "bank" && h.Workload != "bank-hot" {
+		return nil, fmt.Errorf("history is of workload %q, not bank or bank-hot", h.Workload)
 	}
+	res := &checker.Result{Workload: h.Workload}
 	ops, _, err := history.Pair(events)
 	if err != nil {
 		return nil, err
