@@ -41,6 +41,7 @@ func commands() []command {
 		{"backup", "back up databases through a SQL node (BACKUP DATABASE ... TO local:///path)", runBackup},
 		{"restore", "restore databases through a SQL node (RESTORE DATABASE ... FROM local:///path)", runRestore},
 		{"chaos", "fault-injection harness: workloads, nemeses and checkers (run, check)", runChaos},
+		{"bench", "run sysbench / go-tpc plans and write comparison reports (sysbench, tpcc, compare)", runBench},
 		{"version", "print version information", runVersion},
 	}
 }
