@@ -117,6 +117,26 @@ type Iterator interface {
 	Close()
 }
 
+// SizedIterRetriever is implemented by retrievers whose iterators fetch
+// in batches (one round trip each in a cluster): IterSized is Iter or
+// IterReverse for a range the caller expects to hold at most about n keys
+// (a bounded integer-handle range), so the first fetch can take it whole.
+type SizedIterRetriever interface {
+	IterSized(ctx context.Context, lower, upper Key, reverse bool, n int) (Iterator, error)
+}
+
+// IterSized opens an iterator over [lower, upper) through r's IterSized
+// when it has one and n > 0, else through Iter or IterReverse.
+func IterSized(ctx context.Context, r Retriever, lower, upper Key, reverse bool, n int) (Iterator, error) {
+	if s, ok := r.(SizedIterRetriever); ok && n > 0 {
+		return s.IterSized(ctx, lower, upper, reverse, n)
+	}
+	if reverse {
+		return r.IterReverse(ctx, lower, upper)
+	}
+	return r.Iter(ctx, lower, upper)
+}
+
 // Snapshot is a read-only view at one timestamp.
 type Snapshot interface {
 	Retriever

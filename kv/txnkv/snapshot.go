@@ -76,18 +76,33 @@ func (sn *snapshot) batchGetInto(ctx context.Context, keys []kv.Key, out map[str
 }
 
 func (sn *snapshot) Iter(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
-	return sn.newScanIter(ctx, lower, upper, false)
+	return sn.newScanIter(ctx, lower, upper, false, 0)
 }
 
 func (sn *snapshot) IterReverse(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
-	return sn.newScanIter(ctx, lower, upper, true)
+	return sn.newScanIter(ctx, lower, upper, true, 0)
 }
 
-func (sn *snapshot) newScanIter(ctx context.Context, lower, upper kv.Key, reverse bool) (*scanIter, error) {
+func (sn *snapshot) IterSized(ctx context.Context, lower, upper kv.Key, reverse bool, n int) (kv.Iterator, error) {
+	return sn.newScanIter(ctx, lower, upper, reverse, n)
+}
+
+// firstScanBatch sizes an iterator's first fetch: for a range expected to
+// hold at most n keys, n+1 (so a full range ends in one fetch: a short
+// batch means no more), within [scanBatchMin, scanBatchSizedMax]; else
+// scanBatchMin, small so a scan stopped early (LIMIT) reads little.
+func firstScanBatch(n int) int {
+	if n <= 0 {
+		return scanBatchMin
+	}
+	return max(scanBatchMin, min(n+1, scanBatchSizedMax))
+}
+
+func (sn *snapshot) newScanIter(ctx context.Context, lower, upper kv.Key, reverse bool, sizeHint int) (*scanIter, error) {
 	if err := sn.s.checkClosed(); err != nil {
 		return nil, err
 	}
-	it := &scanIter{sn: sn, ctx: ctx, lower: lower, upper: upper, reverse: reverse, batch: scanBatchMin}
+	it := &scanIter{sn: sn, ctx: ctx, lower: lower, upper: upper, reverse: reverse, batch: firstScanBatch(sizeHint)}
 	if err := it.fetch(); err != nil {
 		return nil, err
 	}
@@ -130,7 +145,7 @@ func (it *scanIter) fetch() error {
 				it.lower = kv.Key(last).Next()
 			}
 		}
-		it.batch = min(it.batch*2, scanBatchMax)
+		it.batch = max(it.batch, min(it.batch*2, scanBatchMax))
 		return nil
 	}
 }

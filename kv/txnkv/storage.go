@@ -54,6 +54,9 @@ const (
 	// scanBatchMax is the largest batch a snapshot iterator fetches.
 	scanBatchMax = 256
 	scanBatchMin = 32
+	// scanBatchSizedMax caps the first fetch of a range of known size
+	// (kv.IterSized).
+	scanBatchSizedMax = 1024
 )
 
 // Options configure a Storage.

@@ -92,15 +92,19 @@ func (t *txn) BatchGet(ctx context.Context, keys []kv.Key) (map[string][]byte, e
 }
 
 func (t *txn) Iter(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
-	return t.iter(ctx, lower, upper, false)
+	return t.iter(ctx, lower, upper, false, 0)
 }
 
 func (t *txn) IterReverse(ctx context.Context, lower, upper kv.Key) (kv.Iterator, error) {
-	return t.iter(ctx, lower, upper, true)
+	return t.iter(ctx, lower, upper, true, 0)
 }
 
-func (t *txn) iter(ctx context.Context, lower, upper kv.Key, reverse bool) (kv.Iterator, error) {
-	si, err := t.snap.newScanIter(ctx, lower, upper, reverse)
+func (t *txn) IterSized(ctx context.Context, lower, upper kv.Key, reverse bool, n int) (kv.Iterator, error) {
+	return t.iter(ctx, lower, upper, reverse, n)
+}
+
+func (t *txn) iter(ctx context.Context, lower, upper kv.Key, reverse bool, sizeHint int) (kv.Iterator, error) {
+	si, err := t.snap.newScanIter(ctx, lower, upper, reverse, sizeHint)
 	if err != nil {
 		return nil, err
 	}

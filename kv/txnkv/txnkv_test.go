@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoaldb/shoal/embedded"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/txnkv"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
@@ -538,4 +539,55 @@ func BenchmarkParallel1PCWrite(b *testing.B) {
 			}
 		}
 	})
+}
+
+// scanCounter counts KvScan calls of the client it wraps.
+type scanCounter struct {
+	kvrpc.Client
+	scans atomic.Int64
+}
+
+func (c *scanCounter) KvScan(ctx context.Context, req kvrpc.ScanRequest) (kvrpc.ScanResponse, error) {
+	c.scans.Add(1)
+	return c.Client.KvScan(ctx, req)
+}
+
+// TestIterSizedOneFetch: a range of known size is read in one scan call
+// (a round trip in a cluster), both ways, where a plain iterator grows its
+// batches from a small first one.
+func TestIterSizedOneFetch(t *testing.T) {
+	e := open(t)
+	var kvs []string
+	for i := 0; i < 300; i++ {
+		kvs = append(kvs, fmt.Sprintf("k%04d", i), "v")
+	}
+	write(t, e, true, kvs...)
+	counter := &scanCounter{Client: e.Service}
+	s := txnkv.New(e.PD, counter, txnkv.Options{})
+	ts, err := s.CurrentTS(ctx)
+	must(t, err)
+	count := func(it kv.Iterator, err error) int {
+		must(t, err)
+		defer it.Close()
+		n := 0
+		for ; it.Valid(); n++ {
+			must(t, it.Next())
+		}
+		return n
+	}
+	for _, reverse := range []bool{false, true} {
+		counter.scans.Store(0)
+		n := count(kv.IterSized(ctx, s.GetSnapshot(ts), kv.Key("k0100"), kv.Key("k0200"), reverse, 100))
+		if n != 100 || counter.scans.Load() != 1 {
+			t.Fatalf("reverse=%v: sized iterator read %d keys in %d scans, want 100 in 1", reverse, n, counter.scans.Load())
+		}
+		counter.scans.Store(0)
+		if n := count(kv.IterSized(ctx, s.GetSnapshot(ts), kv.Key("k0100"), kv.Key("k0200"), reverse, 0)); n != 100 || counter.scans.Load() < 2 {
+			t.Fatalf("reverse=%v: plain iterator read %d keys in %d scans", reverse, n, counter.scans.Load())
+		}
+	}
+	// An underestimate still reads everything.
+	if n := count(kv.IterSized(ctx, s.GetSnapshot(ts), kv.Key("k"), kv.Key("l"), false, 10)); n != 300 {
+		t.Fatalf("undersized iterator read %d keys, want 300", n)
+	}
 }

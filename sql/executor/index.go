@@ -32,7 +32,7 @@ next:
 			key = codec.AppendDatum(key, d)
 		}
 		if rg.Low == nil && rg.High == nil {
-			out = append(out, keyRange{key, kv.Key(key).PrefixNext()})
+			out = append(out, keyRange{start: key, end: kv.Key(key).PrefixNext()})
 			continue
 		}
 		ft := &t.Columns[idx.Columns[len(rg.Eq)].Offset].Type
@@ -77,7 +77,7 @@ next:
 			end = kv.Key(key).PrefixNext()
 		}
 		if string(start) < string(end) {
-			out = append(out, keyRange{start, end})
+			out = append(out, keyRange{start: start, end: end})
 		}
 	}
 	return mergeRanges(out), nil

@@ -57,7 +57,7 @@ func (r *tableReader) Open() error {
 		r.ranges, err = r.indexRanges()
 	default:
 		p := tablecodec.RecordPrefix(r.ts.Table.ID)
-		r.ranges = []keyRange{{kv.Key(p), kv.Key(p).PrefixNext()}}
+		r.ranges = []keyRange{{start: kv.Key(p), end: kv.Key(p).PrefixNext()}}
 	}
 	if err != nil {
 		return err
@@ -160,10 +160,10 @@ func (r *tableReader) openRange() (kv.Iterator, error) {
 	r.cur++
 	if r.ts.Desc {
 		rg := r.ranges[len(r.ranges)-1-i]
-		return r.ctx.Txn.IterReverse(r.ctx.Ctx, rg.start, rg.end)
+		return kv.IterSized(r.ctx.Ctx, r.ctx.Txn, rg.start, rg.end, true, rg.maxKeys)
 	}
 	rg := r.ranges[i]
-	return r.ctx.Txn.Iter(r.ctx.Ctx, rg.start, rg.end)
+	return kv.IterSized(r.ctx.Ctx, r.ctx.Txn, rg.start, rg.end, false, rg.maxKeys)
 }
 
 // readAllAndLock drains the access path and locks every row key read.

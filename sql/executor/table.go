@@ -139,7 +139,16 @@ func indexValues(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row) []
 }
 
 // keyRange is [start, end).
-type keyRange struct{ start, end kv.Key }
+// keyRange is a range of keys to scan; maxKeys, when non-zero, bounds how
+// many keys it can hold (an integer-handle range), so its first fetch can
+// take it whole (kv.IterSized).
+type keyRange struct {
+	start, end kv.Key
+	maxKeys    int
+}
+
+// sizedRangeMax: integer-handle ranges up to this width carry a size.
+const sizedRangeMax = 1 << 14
 
 // handleRanges converts handle ranges to record key ranges.
 func (r *tableReader) handleRanges() ([]keyRange, error) {
@@ -180,7 +189,11 @@ func (r *tableReader) handleRanges() ([]keyRange, error) {
 		} else {
 			end = tablecodec.EncodeIntHandleKey(nil, t.ID, hi+1)
 		}
-		out = append(out, keyRange{start, end})
+		rg := keyRange{start: start, end: end}
+		if hi-lo >= 0 && hi-lo < sizedRangeMax {
+			rg.maxKeys = int(hi-lo) + 1
+		}
+		out = append(out, rg)
 	}
 	return mergeRanges(out), nil
 }
@@ -257,6 +270,11 @@ func mergeRanges(rs []keyRange) []keyRange {
 		if string(r.start) <= string(last.end) {
 			if string(r.end) > string(last.end) {
 				last.end = r.end
+			}
+			if last.maxKeys > 0 && r.maxKeys > 0 {
+				last.maxKeys += r.maxKeys
+			} else {
+				last.maxKeys = 0
 			}
 			continue
 		}
