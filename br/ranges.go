@@ -11,18 +11,12 @@ import (
 )
 
 // KeyRange is the keys in [Start, End).
-type KeyRange struct {
-	Start, End kv.Key
-}
+type KeyRange = kv.KeyRange
 
-// RangeSplitter is implemented by a kv.Storage that knows where its data
-// lives (a cluster client knows its regions): SplitRange cuts [start, end)
-// into consecutive, non-overlapping ranges covering it exactly, one per
-// region, so each backup worker reads one region. A storage that does not
+// RangeSplitter is implemented by a kv.Storage that knows its regions,
+// so each backup worker reads one region. A storage that does not
 // implement it gets defaultSplit.
-type RangeSplitter interface {
-	SplitRange(ctx context.Context, start, end kv.Key) ([]KeyRange, error)
-}
+type RangeSplitter = kv.RangeSplitter
 
 // recordSplits is how many pieces defaultSplit cuts an int-handle table's
 // rows into (by handle value), so one big table is read by several workers.

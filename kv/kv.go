@@ -117,6 +117,19 @@ type Iterator interface {
 	Close()
 }
 
+// KeyRange is the keys in [Start, End); a nil End means no bound.
+type KeyRange struct {
+	Start, End Key
+}
+
+// RangeSplitter is implemented by a Storage that knows where its data
+// lives (a cluster knows its regions): SplitRange cuts [start, end) into
+// consecutive, non-overlapping ranges covering it exactly, one per region,
+// so bulk readers (backup) can work region by region in parallel.
+type RangeSplitter interface {
+	SplitRange(ctx context.Context, start, end Key) ([]KeyRange, error)
+}
+
 // SizedIterRetriever is implemented by retrievers whose iterators fetch
 // in batches (one round trip each in a cluster): IterSized is Iter or
 // IterReverse for a range the caller expects to hold at most about n keys

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/config"
+	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/kv/txnkv"
 	"github.com/shoaldb/shoal/pd/pdclient"
@@ -100,6 +101,20 @@ type sqlNode struct {
 	srv     *server.Server
 }
 
+// clusterStorage is the SQL layer's kv.Storage in a cluster: transactions
+// from txnkv, and region boundaries from the kv client's region cache
+// (kv.RangeSplitter: backups read region by region).
+type clusterStorage struct {
+	*txnkv.Storage
+	regions *tikvclient.Client
+}
+
+func (s clusterStorage) SplitRange(ctx context.Context, start, end kv.Key) ([]kv.KeyRange, error) {
+	return s.regions.SplitRange(ctx, start, end)
+}
+
+var _ kv.RangeSplitter = clusterStorage{}
+
 // openSQLNode connects to PD and opens the SQL layer on the cluster. It
 // fails if PD cannot be reached or the catalog cannot be read within the
 // startup timeout.
@@ -110,7 +125,7 @@ func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNod
 	}
 	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore})
 	storage := txnkv.New(pdc, kvc, txnkv.Options{})
-	backend, err := session.NewBackend(storage, session.Config{
+	backend, err := session.NewBackend(clusterStorage{storage, kvc}, session.Config{
 		Password:           cfg.RootPassword,
 		SchemaSyncInterval: cfg.SyncInterval(),
 		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
