@@ -124,6 +124,9 @@ func BuildReport(results []*Results) (*Report, error) {
 		} else if best, ok := peak(base, w, p.Threads); ok {
 			fmt.Fprintf(&body, "%s reaches its highest %s of %s at %d threads.\n\n", labels[0], metric, formatNumber(best.Throughput()), best.Threads)
 		}
+		if note := errorNote(results, w, p.Threads); note != "" {
+			body.WriteString(note + "\n\n")
+		}
 		chart := chartFile(p.Tool, w)
 		rep.Charts[chart] = renderChart(name+": "+metric+" and 95% latency by threads", metric, p.Threads, series)
 		fmt.Fprintf(&body, "![%s](%s)\n\n", name, chart)
@@ -277,6 +280,39 @@ func writePlan(md *strings.Builder, results []*Results) {
 		md.WriteString(shellLine("sysbench", p.sysbenchRunArgs(placeholderEndpoint, "$workload", "$threads")))
 	}
 	md.WriteString("\n```\n\n")
+}
+
+// errorNote lists the errors the tool counted and went on from (sysbench
+// --mysql-ignore-errors, go-tpc's _ERR transactions), so a TPS bought
+// with failures shows; "" when there were none.
+func errorNote(results []*Results, workload string, threads []int) string {
+	var parts []string
+	for _, r := range results {
+		for _, n := range threads {
+			run, ok := r.Find(workload, n)
+			if !ok {
+				continue
+			}
+			var errs int64
+			switch {
+			case run.Sysbench != nil:
+				errs = run.Sysbench.IgnoredErrors
+			case run.TPCC != nil:
+				errs = run.TPCC.Errors()
+			}
+			if errs > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d at %d threads", r.Target.Label, errs, n))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	what := "Errors sysbench counted and went on from (--mysql-ignore-errors)"
+	if results[0].Plan.Tool == ToolTPCC {
+		what = "Transactions that failed (go-tpc's _ERR lines)"
+	}
+	return what + ": " + strings.Join(parts, ", ") + "."
 }
 
 func plural(n int, noun string) string {

@@ -208,3 +208,30 @@ func TestWorkloadName(t *testing.T) {
 		}
 	}
 }
+
+// A run with ignored errors says so under its table.
+func TestReportNotesIgnoredErrors(t *testing.T) {
+	raw, err := os.ReadFile("testdata/outputs/sysbench-oltp_read_write.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, series, err := ParseSysbench(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePlan([]byte("tool = \"sysbench\"\nworkloads = [\"oltp_read_write\"]\nthreads = [4]\nduration = \"5s\"\n[sysbench]\ntables = 2\ntable-size = 1000\n[[target]]\nlabel = \"x\"\nkind = \"embedded\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Results{Format: ResultsFormat, Plan: *p, Target: p.Targets[0],
+		Runs: []Run{{Workload: "oltp_read_write", Threads: 4, Sysbench: &s, Series: series}}}
+	rep, err := BuildReport([]*Results{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 4 | 667.3 | 14.21 |", "Errors sysbench counted and went on from (--mysql-ignore-errors): x 6 at 4 threads."} {
+		if !strings.Contains(rep.Markdown, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep.Markdown)
+		}
+	}
+}

@@ -159,7 +159,11 @@ func (e *executor) runTarget(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("SELECT VERSION(): %w", err)
 	}
-	e.prog.logf("%s: %s on %s:%s (%s)", t.Label, e.results.ServerVersion, e.rt.endpoint.Host, e.rt.endpoint.Port, e.rt.version)
+	if e.rt.version != "" {
+		e.prog.logf("%s: %s on %s:%s (%s)", t.Label, e.results.ServerVersion, e.rt.endpoint.Host, e.rt.endpoint.Port, e.rt.version)
+	} else {
+		e.prog.logf("%s: %s on %s:%s", t.Label, e.results.ServerVersion, e.rt.endpoint.Host, e.rt.endpoint.Port)
+	}
 
 	if globals := t.EffectiveGlobals(e.plan); len(globals) > 0 {
 		step := Step{Name: "set globals"}

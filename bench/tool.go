@@ -92,6 +92,7 @@ func runTool(ctx context.Context, bin string, args []string, rawPath string, lim
 		return "", err
 	}
 	defer raw.Close()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -123,6 +124,9 @@ func runTool(ctx context.Context, bin string, args []string, rawPath string, lim
 	pw.Close()
 	<-scanned
 	out := all.String()
+	if parent.Err() != nil {
+		return out, fmt.Errorf("%s %s: %w", filepath.Base(bin), args[0], parent.Err())
+	}
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("%s %s: no result within %v", filepath.Base(bin), args[0], limit)
 	}
