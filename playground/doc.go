@@ -7,7 +7,11 @@
 // registered and heartbeating, and with three or more stores every region
 // of the bootstrapped cluster has its voters; SQL nodes: PD reachable),
 // write and start HAProxy, and on Stop tear everything down in reverse
-// order: HAProxy, SQL nodes, stores, PD.
+// order: HAProxy, SQL nodes, stores, PD. For fault tests it also kills,
+// restarts, pauses and resumes single processes (control.go) and, with
+// Options.FaultProxies, puts a fault proxy (playground/faultproxy) on every
+// store's and PD member's advertised ports so that Isolate partitions one
+// process from the others in both directions (partition.go).
 //
 // Invariants:
 //   - Everything listens on 127.0.0.1 only. Ports derive from BasePort
@@ -19,4 +23,8 @@
 //     stopped what it started; Stop is idempotent.
 //   - Children get Pdeathsig SIGKILL (Linux), so a killed playground does
 //     not leave processes behind.
+//   - With fault proxies, every store and PD member listens behind its
+//     proxy and advertises the proxy's address, so all traffic to it (SQL
+//     nodes, other stores' raft messages, PD peers) passes a proxy; the
+//     proxies are closed after the processes stopped.
 package playground
