@@ -311,7 +311,7 @@ func (e *executor) analyze(ctx context.Context, limit time.Duration) ([]string, 
 		rows.Close()
 		done = append(done, q)
 	}
-	e.prog.logf("%s: analyzed %d tables", e.label(), len(tables))
+	e.prog.logf("%s: analyzed %s", e.label(), plural(len(tables), "table"))
 	return done, nil
 }
 
