@@ -175,8 +175,17 @@ type TxnOptions struct {
 	// Enable1PC allows committing in one phase when all keys sit in one
 	// region (always the case in the embedded store).
 	Enable1PC bool
-	// EnableAsyncCommit allows async commit (cluster mode; off by default).
+	// EnableAsyncCommit allows async commit when 1PC is not possible and
+	// the transaction is small (kv/txnkv: asyncCommitMaxKeys): the commit
+	// returns once every key is prewritten, and the keys are committed in
+	// the background.
 	EnableAsyncCommit bool
+	// AsyncCommitLinearizable makes an async commit take a fresh timestamp
+	// before prewriting as its least commit ts, so its commit ts exceeds
+	// that of every transaction that committed before it began to commit
+	// (tidb_guarantee_linearizability); without it commit ts only exceed
+	// every read the stores served.
+	AsyncCommitLinearizable bool
 }
 
 // LockOptions configure LockKeys.

@@ -260,9 +260,9 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	}
 	// Autocommit: one optimistic transaction committed in one phase; on a
 	// write conflict the whole statement runs again on fresh data.
-	v, _ := s.getSysVar("tidb_enable_1pc", false)
+	opts := s.txnOptions(kv.Optimistic)
 	for attempt := 0; ; attempt++ {
-		txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: v != "0"})
+		txn, err := s.b.store.Begin(ctx, opts)
 		if err != nil {
 			return toSQLError(err)
 		}

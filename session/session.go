@@ -413,13 +413,23 @@ func (s *Session) beginTxn(ctx context.Context, explicit bool, mode kv.TxnMode) 
 	if s.txn != nil {
 		return nil
 	}
-	v, _ := s.getSysVar("tidb_enable_1pc", false)
-	txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: mode, Enable1PC: v != "0"})
+	txn, err := s.b.store.Begin(ctx, s.txnOptions(mode))
 	if err != nil {
 		return toSQLError(err)
 	}
 	s.txn, s.explicit = txn, explicit
 	return nil
+}
+
+// txnOptions are the options of a new transaction in mode, from the
+// session's variables (tidb_enable_1pc, tidb_enable_async_commit,
+// tidb_guarantee_linearizability).
+func (s *Session) txnOptions(mode kv.TxnMode) kv.TxnOptions {
+	onePC, _ := s.getSysVar("tidb_enable_1pc", false)
+	async, _ := s.getSysVar("tidb_enable_async_commit", false)
+	linearizable, _ := s.getSysVar("tidb_guarantee_linearizability", false)
+	return kv.TxnOptions{Mode: mode, Enable1PC: onePC != "0",
+		EnableAsyncCommit: async != "0", AsyncCommitLinearizable: linearizable != "0"}
 }
 
 // commitTxn commits the open transaction (if any).

@@ -27,10 +27,12 @@ type sysVar struct {
 //   - tidb_enable_1pc: 0 makes every commit two-phase (Enable1PC off).
 //   - tidb_prepared_plan_cache_size: how many prepared statements of a
 //     session keep their plan (plancache.go); 0 plans every execution.
-//   - tidb_enable_async_commit: accepted and remembered, but async commit
-//     is not implemented yet: commits stay 1PC/2PC whatever its value.
-//   - tidb_guarantee_linearizability: accepted; it only matters for async
-//     commit, which shoal does not do yet.
+//   - tidb_enable_async_commit: 1 lets transactions that cannot commit in
+//     one phase (several regions) and are small commit asynchronously:
+//     the commit returns once every key is prewritten (kv/txnkv).
+//   - tidb_guarantee_linearizability: 1 makes an async commit take a fresh
+//     timestamp before prewriting as its least commit ts; 0 skips that
+//     round trip (commit ts then only exceed the reads stores served).
 //   - tidb_enable_clustered_index: 1 is shoal's behaviour (primary keys are
 //     clustered); other values are remembered, not applied.
 //   - tidb_hashagg_final_concurrency / tidb_hashagg_partial_concurrency:

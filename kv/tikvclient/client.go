@@ -27,6 +27,11 @@
 //   - Prewrite with TryOnePC runs in one phase only if every mutation is
 //     in one region; otherwise it is a normal prewrite and answers
 //     OnePCCommitTS = 0 (the caller commits in two phases).
+//   - An async-commit Prewrite sends the secondaries only with the
+//     primary's part and answers the largest MinCommitTS of the parts (0 if
+//     any store wrote ordinary locks); like a 1PC, a part that may have
+//     reached a store and failed makes it undetermined (all parts may be
+//     in place, which commits the transaction).
 //   - Prewrite and PessimisticLock are all-or-nothing like a single
 //     store's: when a multi-region Prewrite fails with a definite error
 //     (not a lock to resolve), its keys are rolled back; when a

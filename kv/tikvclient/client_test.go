@@ -488,15 +488,19 @@ func TestResolveLockNeedsKeys(t *testing.T) {
 }
 
 // Concurrent pessimistic transfers across regions and stores keep the total.
-func TestBankAcrossRegions(t *testing.T) { bankAcrossRegions(t, false) }
+func TestBankAcrossRegions(t *testing.T) { bankAcrossRegions(t, false, false) }
 
 // Optimistic transfers (half of them) across regions too. Under CPU
 // contention this caught a lost update in the store: reads looked locks up
 // in the latest state but read values from an older snapshot (fixed by
 // fixing a snapshot's view at its first read, after the lock lookups).
-func TestBankAcrossRegionsOptimistic(t *testing.T) { bankAcrossRegions(t, true) }
+func TestBankAcrossRegionsOptimistic(t *testing.T) { bankAcrossRegions(t, true, false) }
 
-func bankAcrossRegions(t *testing.T, optimistic bool) {
+// Async commits (with readers resolving the locks of their background
+// second phase) across regions keep the total too.
+func TestBankAcrossRegionsAsyncCommit(t *testing.T) { bankAcrossRegions(t, true, true) }
+
+func bankAcrossRegions(t *testing.T, optimistic, async bool) {
 	e := newEnv(t, envOpts{cluster: fourRegions})
 	ctx := testCtx(t)
 	const accounts = 8
@@ -522,7 +526,7 @@ func bankAcrossRegions(t *testing.T, optimistic bool) {
 				if optimistic && n%2 == 0 {
 					mode = kv.Optimistic
 				}
-				txn, err := e.s.Begin(ctx, kv.TxnOptions{Mode: mode, Enable1PC: n%3 == 0})
+				txn, err := e.s.Begin(ctx, kv.TxnOptions{Mode: mode, Enable1PC: n%3 == 0, EnableAsyncCommit: async, AsyncCommitLinearizable: n%2 == 1})
 				if err != nil {
 					t.Error(err)
 					return
@@ -592,5 +596,33 @@ func TestLargeMessages(t *testing.T) {
 	must(t, err)
 	if len(resp.Pairs) != 10 || len(resp.Pairs[9].Value) != len(big) {
 		t.Fatalf("scan got %d pairs", len(resp.Pairs))
+	}
+}
+
+// An async commit across regions prewrites every part for async commit,
+// the primary's part carrying the secondaries, and commits at the largest
+// min_commit_ts the stores answered (checked through a reader).
+func TestAsyncCommitAcrossRegions(t *testing.T) {
+	e := newEnv(t, envOpts{cluster: fourRegions})
+	ctx := testCtx(t)
+	mark := e.rec.mark()
+	txn, err := e.s.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, EnableAsyncCommit: true})
+	must(t, err)
+	for _, k := range []string{"a1", "c1", "e1", "g1"} {
+		must(t, txn.Set(kv.Key(k), []byte("v-"+k)))
+	}
+	must(t, txn.Commit(ctx))
+	if got := len(e.rec.of("PrewriteAsync", mark)); got != 4 {
+		t.Fatalf("%d async-commit prewrites, want one per region (4)", got)
+	}
+	for _, k := range []string{"a1", "c1", "e1", "g1"} {
+		v, err := e.s.GetSnapshot(txn.CommitTS()).Get(ctx, kv.Key(k))
+		must(t, err)
+		if string(v) != "v-"+k {
+			t.Fatalf("%s at the commit ts = %q", k, v)
+		}
+		if _, err := e.s.GetSnapshot(txn.CommitTS()-1).Get(ctx, kv.Key(k)); !errors.Is(err, kv.ErrNotExist) {
+			t.Fatalf("%s below the commit ts: %v", k, err)
+		}
 	}
 }

@@ -106,31 +106,53 @@ func (c *Client) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvr
 	}
 	var mu sync.Mutex
 	var out kvrpc.PrewriteResponse
-	split := false
+	split, syncLocks := false, false
 	err := c.run(ctx, c.newBackoffer(), keys, allIdx(len(keys)), c.opts0(),
 		func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, p part) (*errorpb.RegionError, error) {
 			sub := req
 			if len(p.idx) < len(keys) {
 				sub.Mutations = make([]kvrpc.Mutation, len(p.idx))
+				hasPrimary := false
 				for i, j := range p.idx {
 					sub.Mutations[i] = req.Mutations[j]
+					hasPrimary = hasPrimary || bytes.Equal(req.Mutations[j].Key, req.PrimaryLock)
 				}
 				sub.TryOnePC = false
+				if !hasPrimary {
+					sub.Secondaries = nil // only the primary's lock keeps them
+				}
 				mu.Lock()
 				split = true
 				mu.Unlock()
 			}
 			resp, err := cl.KvPrewrite(ctx, wire.PrewriteRequestToPB(rctx, sub))
-			if err != nil && sub.TryOnePC && !notSent(err) {
-				// It may have committed: never resend, never call it failed.
+			if err != nil && (sub.TryOnePC || sub.UseAsyncCommit) && !notSent(err) {
+				// It may have committed (in one phase, or as the last
+				// async-commit part): never resend, never call it failed.
 				return nil, &kvrpc.UndeterminedError{Err: err}
 			}
 			re, err := decode(resp, err)
-			if re == nil && err == nil && sub.TryOnePC {
-				out = wire.PrewriteResponseFromPB(resp)
+			if re == nil && err == nil {
+				r := wire.PrewriteResponseFromPB(resp)
+				mu.Lock()
+				if sub.TryOnePC {
+					out.OnePCCommitTS = r.OnePCCommitTS
+				}
+				if sub.UseAsyncCommit && r.OnePCCommitTS == 0 {
+					if r.MinCommitTS == 0 {
+						syncLocks = true
+					}
+					out.MinCommitTS = max(out.MinCommitTS, r.MinCommitTS)
+				}
+				mu.Unlock()
 			}
 			return re, err
 		})
+	if syncLocks {
+		// Some store wrote ordinary locks: the transaction commits in two
+		// phases.
+		out.MinCommitTS = 0
+	}
 	if err != nil {
 		var le *kvrpc.KeyIsLockedError
 		var ud *kvrpc.UndeterminedError
@@ -273,6 +295,35 @@ func (c *Client) KvCheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusR
 // ErrResolveNeedsKeys: ResolveLock without keys (every lock of the
 // transaction in a store) has no single region to go to.
 var ErrResolveNeedsKeys = errors.New("tikvclient: ResolveLock needs keys")
+
+// KvCheckSecondaryLocks asks each key's region; a commit ts from any part
+// wins, else the locks of all parts are merged.
+func (c *Client) KvCheckSecondaryLocks(ctx context.Context, req kvrpc.CheckSecondaryLocksRequest) (kvrpc.CheckSecondaryLocksResponse, error) {
+	var mu sync.Mutex
+	var out kvrpc.CheckSecondaryLocksResponse
+	err := c.run(ctx, c.newBackoffer(), req.Keys, allIdx(len(req.Keys)), c.opts0(),
+		func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, p part) (*errorpb.RegionError, error) {
+			sub := req
+			sub.Keys = pick(req.Keys, p.idx)
+			resp, err := cl.KvCheckSecondaryLocks(ctx, wire.CheckSecondaryLocksRequestToPB(rctx, sub))
+			re, err := decode(resp, err)
+			if re == nil && err == nil {
+				r := wire.CheckSecondaryLocksResponseFromPB(resp)
+				mu.Lock()
+				out.Locks = append(out.Locks, r.Locks...)
+				out.CommitTS = max(out.CommitTS, r.CommitTS)
+				mu.Unlock()
+			}
+			return re, err
+		})
+	if err != nil {
+		return kvrpc.CheckSecondaryLocksResponse{}, err
+	}
+	if out.CommitTS != 0 {
+		out.Locks = nil
+	}
+	return out, nil
+}
 
 func (c *Client) KvResolveLock(ctx context.Context, req kvrpc.ResolveLockRequest) (kvrpc.ResolveLockResponse, error) {
 	if len(req.Keys) == 0 {

@@ -173,8 +173,11 @@ func (r *recording) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (
 		keys = append(keys, string(m.Key))
 	}
 	method := "Prewrite"
-	if req.TryOnePC {
+	switch {
+	case req.TryOnePC:
 		method = "Prewrite1PC"
+	case req.UseAsyncCommit:
+		method = "PrewriteAsync"
 	}
 	r.rec.add(call{store: r.store, method: method, keys: keys, start: time.Now()})
 	return r.Client.KvPrewrite(ctx, req)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
@@ -39,6 +40,16 @@ func (s *Storage) resolveLocks(ctx context.Context, callerTS uint64, locks []*kv
 				return false, err
 			}
 			st = status{alive: resp.LockTTL > 0, commitTS: resp.CommitTS}
+			if pl := resp.Lock; st.alive && pl != nil && pl.UseAsyncCommit && lockExpired(pl, currentTS) {
+				// The owner of an async-commit transaction is gone: its
+				// secondaries decide. The outcome is resolved on every key,
+				// so other readers find them unlocked.
+				commitTS, err := s.resolveAsyncCommit(ctx, pl, callerTS, currentTS)
+				if err != nil {
+					return false, err
+				}
+				st = status{commitTS: commitTS}
+			}
 			cache[l.LockTS] = st
 		}
 		if st.alive {
@@ -53,6 +64,61 @@ func (s *Storage) resolveLocks(ctx context.Context, callerTS uint64, locks []*kv
 	}
 	return all, nil
 }
+
+// lockExpired reports whether l's TTL ran out at currentTS (as the store
+// computes it).
+func lockExpired(l *kvrpc.LockInfo, currentTS uint64) bool {
+	return pd.ExtractPhysical(currentTS) >= pd.ExtractPhysical(l.LockTS)+int64(l.TTL)
+}
+
+// resolveAsyncCommit settles the expired async-commit transaction whose
+// primary lock is primary, and returns its commit ts (0: rolled back).
+// CheckSecondaryLocks either finds a commit, or finds every key locked
+// (the transaction is committed at the largest min_commit_ts, the ts its
+// owner would have used), or rolls back a key it did not prewrite, which
+// makes the transaction unable to commit. If some key holds an ordinary
+// lock, the owner fell back to two-phase commit, and the primary decides
+// as for any transaction (ForceSyncCommit).
+func (s *Storage) resolveAsyncCommit(ctx context.Context, primary *kvrpc.LockInfo, callerTS, currentTS uint64) (uint64, error) {
+	keys := make([][]byte, 0, 1+len(primary.Secondaries))
+	keys = append(keys, primary.Key)
+	keys = append(keys, primary.Secondaries...)
+	resp, err := s.store.KvCheckSecondaryLocks(ctx, kvrpc.CheckSecondaryLocksRequest{Keys: keys, StartTS: primary.LockTS})
+	if err != nil {
+		return 0, err
+	}
+	commitTS := resp.CommitTS
+	if commitTS == 0 && len(resp.Locks) == len(keys) {
+		for _, l := range resp.Locks {
+			if !l.UseAsyncCommit {
+				st, err := s.store.KvCheckTxnStatus(ctx, kvrpc.CheckTxnStatusRequest{
+					PrimaryKey: primary.Key, LockTS: primary.LockTS, CallerStartTS: callerTS,
+					CurrentTS: currentTS, RollbackIfNotExist: true, ForceSyncCommit: true,
+				})
+				if err != nil {
+					return 0, err
+				}
+				if st.LockTTL > 0 {
+					return 0, errAsyncFallbackAlive
+				}
+				commitTS = st.CommitTS
+				break
+			}
+			commitTS = max(commitTS, l.MinCommitTS)
+		}
+	}
+	if _, err := s.store.KvResolveLock(ctx, kvrpc.ResolveLockRequest{
+		StartTS: primary.LockTS, CommitTS: commitTS, Keys: keys,
+	}); err != nil {
+		return 0, err
+	}
+	return commitTS, nil
+}
+
+// errAsyncFallbackAlive: an async-commit transaction that fell back to two
+// phases still has a live primary lock (cannot happen with an expired
+// one; reported rather than guessed).
+var errAsyncFallbackAlive = errors.New("txnkv: async-commit transaction fell back to 2PC and its primary is still alive")
 
 // backoff sleeps between retries on live locks, bounded in total.
 type backoff struct {

@@ -34,6 +34,7 @@ package txnkv
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,14 @@ const (
 	// scanBatchMax is the largest batch a snapshot iterator fetches.
 	scanBatchMax = 256
 	scanBatchMin = 32
+	// asyncCommitMaxKeys and asyncCommitMaxKeyBytes bound the transactions
+	// that commit asynchronously: the primary's lock lists every key
+	// (TiDB's tidb_async_commit_keys_limit and total_key_size_limit).
+	asyncCommitMaxKeys     = 256
+	asyncCommitMaxKeyBytes = 4096
+	// asyncCommitTimeout bounds an async commit's background second phase
+	// (resolvers finish whatever it leaves).
+	asyncCommitTimeout = 10 * time.Second
 	// scanBatchSizedMax caps the first fetch of a range of known size
 	// (kv.IterSized).
 	scanBatchSizedMax = 1024
@@ -68,6 +77,8 @@ type Storage struct {
 	store  kvrpc.Client
 	closed atomic.Bool
 	live   liveTxns
+	// background: async commits' second phase in flight; Close waits.
+	background sync.WaitGroup
 }
 
 var _ kv.Storage = (*Storage)(nil)
@@ -112,6 +123,7 @@ func (s *Storage) CurrentTS(ctx context.Context) (uint64, error) {
 // Close implements kv.Storage.
 func (s *Storage) Close() error {
 	s.closed.Store(true)
+	s.background.Wait()
 	return nil
 }
 

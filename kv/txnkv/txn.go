@@ -441,6 +441,29 @@ func (t *txn) Commit(ctx context.Context) error {
 		// dead between its prewrite and its commit.
 		req.LockTTL = uint64(max(time.Since(pd.PhysicalTime(t.startTS)).Milliseconds(), 0)) + prewriteLockTTL
 	}
+	// Primary first; Primary tells a client that splits the commit by
+	// region to commit the primary's part before the others (one store
+	// commits all keys in one atomic batch).
+	keys := make([][]byte, 0, len(ms))
+	keys = append(keys, primary)
+	keyBytes := len(primary)
+	for _, m := range ms {
+		if m.Op != kvrpc.OpCheckNotExists && !bytes.Equal(m.Key, primary) {
+			keys = append(keys, m.Key)
+			keyBytes += len(m.Key)
+		}
+	}
+	if t.opts.EnableAsyncCommit && len(keys) <= asyncCommitMaxKeys && keyBytes <= asyncCommitMaxKeyBytes {
+		req.UseAsyncCommit, req.Secondaries = true, keys[1:]
+		if t.opts.AsyncCommitLinearizable {
+			ts, err := t.s.pd.GetTS(ctx)
+			if err != nil {
+				t.rollbackAfterFailure()
+				return err
+			}
+			req.MinCommitTS = ts
+		}
+	}
 	var bo backoff
 	var resp kvrpc.PrewriteResponse
 	for {
@@ -459,20 +482,19 @@ func (t *txn) Commit(ctx context.Context) error {
 		t.commitTS = resp.OnePCCommitTS
 		return nil
 	}
+	if req.UseAsyncCommit && resp.MinCommitTS != 0 {
+		// Every key holds an async-commit lock: the transaction is
+		// committed at the largest min_commit_ts (a resolver that finds
+		// the locks computes the same). The second phase only tidies up.
+		t.valid = false
+		t.commitTS = resp.MinCommitTS
+		t.s.commitInBackground(kvrpc.CommitRequest{Keys: keys, StartTS: t.startTS, CommitTS: t.commitTS, Primary: primary})
+		return nil
+	}
 	commitTS, err := t.s.pd.GetTS(ctx)
 	if err != nil {
 		t.rollbackAfterFailure()
 		return err
-	}
-	// Primary first in the request; Primary tells a client that splits the
-	// request by region to commit the primary's part before the others
-	// (one store commits all keys in one atomic batch).
-	keys := make([][]byte, 0, len(ms))
-	keys = append(keys, primary)
-	for _, m := range ms {
-		if m.Op != kvrpc.OpCheckNotExists && !bytes.Equal(m.Key, primary) {
-			keys = append(keys, m.Key)
-		}
 	}
 	_, err = t.s.store.KvCommit(ctx, kvrpc.CommitRequest{Keys: keys, StartTS: t.startTS, CommitTS: commitTS, Primary: primary})
 	if err != nil {
@@ -491,6 +513,19 @@ func (t *txn) Commit(ctx context.Context) error {
 	t.valid = false
 	t.commitTS = commitTS
 	return nil
+}
+
+// commitInBackground runs an async commit's second phase. Its failure
+// changes nothing: the transaction is committed, and readers resolve the
+// locks left behind through the primary.
+func (s *Storage) commitInBackground(req kvrpc.CommitRequest) {
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), asyncCommitTimeout)
+		defer cancel()
+		_, _ = s.store.KvCommit(ctx, req)
+	}()
 }
 
 // rollbackAfterFailure cleans up after a failed prewrite: a prewrite writes

@@ -320,17 +320,22 @@ func (x *Mutation) GetIsPessimisticLock() bool {
 }
 
 type LockInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Primary       []byte                 `protobuf:"bytes,2,opt,name=primary,proto3" json:"primary,omitempty"`
-	LockTs        uint64                 `protobuf:"varint,3,opt,name=lock_ts,json=lockTs,proto3" json:"lock_ts,omitempty"`
-	Ttl           uint64                 `protobuf:"varint,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
-	Type          Op                     `protobuf:"varint,5,opt,name=type,proto3,enum=kvrpcpb.Op" json:"type,omitempty"`
-	ForUpdateTs   uint64                 `protobuf:"varint,6,opt,name=for_update_ts,json=forUpdateTs,proto3" json:"for_update_ts,omitempty"`
-	TxnSize       uint64                 `protobuf:"varint,7,opt,name=txn_size,json=txnSize,proto3" json:"txn_size,omitempty"`
-	MinCommitTs   uint64                 `protobuf:"varint,8,opt,name=min_commit_ts,json=minCommitTs,proto3" json:"min_commit_ts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Key         []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Primary     []byte                 `protobuf:"bytes,2,opt,name=primary,proto3" json:"primary,omitempty"`
+	LockTs      uint64                 `protobuf:"varint,3,opt,name=lock_ts,json=lockTs,proto3" json:"lock_ts,omitempty"`
+	Ttl         uint64                 `protobuf:"varint,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Type        Op                     `protobuf:"varint,5,opt,name=type,proto3,enum=kvrpcpb.Op" json:"type,omitempty"`
+	ForUpdateTs uint64                 `protobuf:"varint,6,opt,name=for_update_ts,json=forUpdateTs,proto3" json:"for_update_ts,omitempty"`
+	TxnSize     uint64                 `protobuf:"varint,7,opt,name=txn_size,json=txnSize,proto3" json:"txn_size,omitempty"`
+	MinCommitTs uint64                 `protobuf:"varint,8,opt,name=min_commit_ts,json=minCommitTs,proto3" json:"min_commit_ts,omitempty"`
+	// Async commit: the lock's transaction commits at the largest
+	// min_commit_ts of its locks once all are prewritten; the primary's lock
+	// lists the other keys.
+	UseAsyncCommit bool     `protobuf:"varint,9,opt,name=use_async_commit,json=useAsyncCommit,proto3" json:"use_async_commit,omitempty"`
+	Secondaries    [][]byte `protobuf:"bytes,10,rep,name=secondaries,proto3" json:"secondaries,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LockInfo) Reset() {
@@ -417,6 +422,20 @@ func (x *LockInfo) GetMinCommitTs() uint64 {
 		return x.MinCommitTs
 	}
 	return 0
+}
+
+func (x *LockInfo) GetUseAsyncCommit() bool {
+	if x != nil {
+		return x.UseAsyncCommit
+	}
+	return false
+}
+
+func (x *LockInfo) GetSecondaries() [][]byte {
+	if x != nil {
+		return x.Secondaries
+	}
+	return nil
 }
 
 type WriteConflict struct {
@@ -1149,19 +1168,21 @@ func (x *ScanResponse) GetPairs() []*KvPair {
 }
 
 type PrewriteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Context       *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
-	Mutations     []*Mutation            `protobuf:"bytes,2,rep,name=mutations,proto3" json:"mutations,omitempty"`
-	PrimaryLock   []byte                 `protobuf:"bytes,3,opt,name=primary_lock,json=primaryLock,proto3" json:"primary_lock,omitempty"`
-	StartTs       uint64                 `protobuf:"varint,4,opt,name=start_ts,json=startTs,proto3" json:"start_ts,omitempty"`
-	LockTtl       uint64                 `protobuf:"varint,5,opt,name=lock_ttl,json=lockTtl,proto3" json:"lock_ttl,omitempty"`
-	ForUpdateTs   uint64                 `protobuf:"varint,6,opt,name=for_update_ts,json=forUpdateTs,proto3" json:"for_update_ts,omitempty"`
-	TxnSize       uint64                 `protobuf:"varint,7,opt,name=txn_size,json=txnSize,proto3" json:"txn_size,omitempty"`
-	MinCommitTs   uint64                 `protobuf:"varint,8,opt,name=min_commit_ts,json=minCommitTs,proto3" json:"min_commit_ts,omitempty"`
-	TryOnePc      bool                   `protobuf:"varint,9,opt,name=try_one_pc,json=tryOnePc,proto3" json:"try_one_pc,omitempty"`
-	MaxCommitTs   uint64                 `protobuf:"varint,10,opt,name=max_commit_ts,json=maxCommitTs,proto3" json:"max_commit_ts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Context        *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	Mutations      []*Mutation            `protobuf:"bytes,2,rep,name=mutations,proto3" json:"mutations,omitempty"`
+	PrimaryLock    []byte                 `protobuf:"bytes,3,opt,name=primary_lock,json=primaryLock,proto3" json:"primary_lock,omitempty"`
+	StartTs        uint64                 `protobuf:"varint,4,opt,name=start_ts,json=startTs,proto3" json:"start_ts,omitempty"`
+	LockTtl        uint64                 `protobuf:"varint,5,opt,name=lock_ttl,json=lockTtl,proto3" json:"lock_ttl,omitempty"`
+	ForUpdateTs    uint64                 `protobuf:"varint,6,opt,name=for_update_ts,json=forUpdateTs,proto3" json:"for_update_ts,omitempty"`
+	TxnSize        uint64                 `protobuf:"varint,7,opt,name=txn_size,json=txnSize,proto3" json:"txn_size,omitempty"`
+	MinCommitTs    uint64                 `protobuf:"varint,8,opt,name=min_commit_ts,json=minCommitTs,proto3" json:"min_commit_ts,omitempty"`
+	TryOnePc       bool                   `protobuf:"varint,9,opt,name=try_one_pc,json=tryOnePc,proto3" json:"try_one_pc,omitempty"`
+	MaxCommitTs    uint64                 `protobuf:"varint,10,opt,name=max_commit_ts,json=maxCommitTs,proto3" json:"max_commit_ts,omitempty"`
+	UseAsyncCommit bool                   `protobuf:"varint,11,opt,name=use_async_commit,json=useAsyncCommit,proto3" json:"use_async_commit,omitempty"`
+	Secondaries    [][]byte               `protobuf:"bytes,12,rep,name=secondaries,proto3" json:"secondaries,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PrewriteRequest) Reset() {
@@ -1264,11 +1285,28 @@ func (x *PrewriteRequest) GetMaxCommitTs() uint64 {
 	return 0
 }
 
+func (x *PrewriteRequest) GetUseAsyncCommit() bool {
+	if x != nil {
+		return x.UseAsyncCommit
+	}
+	return false
+}
+
+func (x *PrewriteRequest) GetSecondaries() [][]byte {
+	if x != nil {
+		return x.Secondaries
+	}
+	return nil
+}
+
 type PrewriteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RegionError   *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
 	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	OnePcCommitTs uint64                 `protobuf:"varint,3,opt,name=one_pc_commit_ts,json=onePcCommitTs,proto3" json:"one_pc_commit_ts,omitempty"`
+	// Async commit: the largest min_commit_ts of the locks; 0 when ordinary
+	// locks were written instead.
+	MinCommitTs   uint64 `protobuf:"varint,4,opt,name=min_commit_ts,json=minCommitTs,proto3" json:"min_commit_ts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1320,6 +1358,13 @@ func (x *PrewriteResponse) GetError() *KeyError {
 func (x *PrewriteResponse) GetOnePcCommitTs() uint64 {
 	if x != nil {
 		return x.OnePcCommitTs
+	}
+	return 0
+}
+
+func (x *PrewriteResponse) GetMinCommitTs() uint64 {
+	if x != nil {
+		return x.MinCommitTs
 	}
 	return 0
 }
@@ -1692,6 +1737,7 @@ type CheckTxnStatusRequest struct {
 	CallerStartTs      uint64                 `protobuf:"varint,4,opt,name=caller_start_ts,json=callerStartTs,proto3" json:"caller_start_ts,omitempty"`
 	CurrentTs          uint64                 `protobuf:"varint,5,opt,name=current_ts,json=currentTs,proto3" json:"current_ts,omitempty"`
 	RollbackIfNotExist bool                   `protobuf:"varint,6,opt,name=rollback_if_not_exist,json=rollbackIfNotExist,proto3" json:"rollback_if_not_exist,omitempty"`
+	ForceSyncCommit    bool                   `protobuf:"varint,7,opt,name=force_sync_commit,json=forceSyncCommit,proto3" json:"force_sync_commit,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1764,6 +1810,13 @@ func (x *CheckTxnStatusRequest) GetCurrentTs() uint64 {
 func (x *CheckTxnStatusRequest) GetRollbackIfNotExist() bool {
 	if x != nil {
 		return x.RollbackIfNotExist
+	}
+	return false
+}
+
+func (x *CheckTxnStatusRequest) GetForceSyncCommit() bool {
+	if x != nil {
+		return x.ForceSyncCommit
 	}
 	return false
 }
@@ -2440,6 +2493,136 @@ func (x *TxnHeartBeatResponse) GetLockTtl() uint64 {
 	return 0
 }
 
+// CheckSecondaryLocks reports an async-commit transaction's locks on keys,
+// rolling back keys it did not prewrite (see kvrpc).
+type CheckSecondaryLocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Context       *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	Keys          [][]byte               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	StartTs       uint64                 `protobuf:"varint,3,opt,name=start_ts,json=startTs,proto3" json:"start_ts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckSecondaryLocksRequest) Reset() {
+	*x = CheckSecondaryLocksRequest{}
+	mi := &file_kvrpcpb_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckSecondaryLocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckSecondaryLocksRequest) ProtoMessage() {}
+
+func (x *CheckSecondaryLocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckSecondaryLocksRequest.ProtoReflect.Descriptor instead.
+func (*CheckSecondaryLocksRequest) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CheckSecondaryLocksRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *CheckSecondaryLocksRequest) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *CheckSecondaryLocksRequest) GetStartTs() uint64 {
+	if x != nil {
+		return x.StartTs
+	}
+	return 0
+}
+
+type CheckSecondaryLocksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionError   *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Locks         []*LockInfo            `protobuf:"bytes,3,rep,name=locks,proto3" json:"locks,omitempty"`
+	CommitTs      uint64                 `protobuf:"varint,4,opt,name=commit_ts,json=commitTs,proto3" json:"commit_ts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckSecondaryLocksResponse) Reset() {
+	*x = CheckSecondaryLocksResponse{}
+	mi := &file_kvrpcpb_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckSecondaryLocksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckSecondaryLocksResponse) ProtoMessage() {}
+
+func (x *CheckSecondaryLocksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckSecondaryLocksResponse.ProtoReflect.Descriptor instead.
+func (*CheckSecondaryLocksResponse) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CheckSecondaryLocksResponse) GetRegionError() *errorpb.RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *CheckSecondaryLocksResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *CheckSecondaryLocksResponse) GetLocks() []*LockInfo {
+	if x != nil {
+		return x.Locks
+	}
+	return nil
+}
+
+func (x *CheckSecondaryLocksResponse) GetCommitTs() uint64 {
+	if x != nil {
+		return x.CommitTs
+	}
+	return 0
+}
+
 // GC removes versions older than safe_point in the region.
 type GCRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2451,7 +2634,7 @@ type GCRequest struct {
 
 func (x *GCRequest) Reset() {
 	*x = GCRequest{}
-	mi := &file_kvrpcpb_proto_msgTypes[33]
+	mi := &file_kvrpcpb_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2646,7 @@ func (x *GCRequest) String() string {
 func (*GCRequest) ProtoMessage() {}
 
 func (x *GCRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvrpcpb_proto_msgTypes[33]
+	mi := &file_kvrpcpb_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2659,7 @@ func (x *GCRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCRequest.ProtoReflect.Descriptor instead.
 func (*GCRequest) Descriptor() ([]byte, []int) {
-	return file_kvrpcpb_proto_rawDescGZIP(), []int{33}
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GCRequest) GetContext() *Context {
@@ -2503,7 +2686,7 @@ type GCResponse struct {
 
 func (x *GCResponse) Reset() {
 	*x = GCResponse{}
-	mi := &file_kvrpcpb_proto_msgTypes[34]
+	mi := &file_kvrpcpb_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2698,7 @@ func (x *GCResponse) String() string {
 func (*GCResponse) ProtoMessage() {}
 
 func (x *GCResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvrpcpb_proto_msgTypes[34]
+	mi := &file_kvrpcpb_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2711,7 @@ func (x *GCResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCResponse.ProtoReflect.Descriptor instead.
 func (*GCResponse) Descriptor() ([]byte, []int) {
-	return file_kvrpcpb_proto_rawDescGZIP(), []int{34}
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GCResponse) GetRegionError() *errorpb.RegionError {
@@ -2561,7 +2744,7 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\x02op\x18\x01 \x01(\x0e2\v.kvrpcpb.OpR\x02op\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\fR\x05value\x12.\n" +
-	"\x13is_pessimistic_lock\x18\x04 \x01(\bR\x11isPessimisticLock\"\xe5\x01\n" +
+	"\x13is_pessimistic_lock\x18\x04 \x01(\bR\x11isPessimisticLock\"\xb1\x02\n" +
 	"\bLockInfo\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
 	"\aprimary\x18\x02 \x01(\fR\aprimary\x12\x17\n" +
@@ -2570,7 +2753,10 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\x04type\x18\x05 \x01(\x0e2\v.kvrpcpb.OpR\x04type\x12\"\n" +
 	"\rfor_update_ts\x18\x06 \x01(\x04R\vforUpdateTs\x12\x19\n" +
 	"\btxn_size\x18\a \x01(\x04R\atxnSize\x12\"\n" +
-	"\rmin_commit_ts\x18\b \x01(\x04R\vminCommitTs\"\xd4\x01\n" +
+	"\rmin_commit_ts\x18\b \x01(\x04R\vminCommitTs\x12(\n" +
+	"\x10use_async_commit\x18\t \x01(\bR\x0euseAsyncCommit\x12 \n" +
+	"\vsecondaries\x18\n" +
+	" \x03(\fR\vsecondaries\"\xd4\x01\n" +
 	"\rWriteConflict\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
 	"\aprimary\x18\x02 \x01(\fR\aprimary\x12\x19\n" +
@@ -2629,7 +2815,7 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\fScanResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12%\n" +
-	"\x05pairs\x18\x03 \x03(\v2\x0f.kvrpcpb.KvPairR\x05pairs\"\xec\x02\n" +
+	"\x05pairs\x18\x03 \x03(\v2\x0f.kvrpcpb.KvPairR\x05pairs\"\xb8\x03\n" +
 	"\x0fPrewriteRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12/\n" +
 	"\tmutations\x18\x02 \x03(\v2\x11.kvrpcpb.MutationR\tmutations\x12!\n" +
@@ -2642,11 +2828,14 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\n" +
 	"try_one_pc\x18\t \x01(\bR\btryOnePc\x12\"\n" +
 	"\rmax_commit_ts\x18\n" +
-	" \x01(\x04R\vmaxCommitTs\"\x9d\x01\n" +
+	" \x01(\x04R\vmaxCommitTs\x12(\n" +
+	"\x10use_async_commit\x18\v \x01(\bR\x0euseAsyncCommit\x12 \n" +
+	"\vsecondaries\x18\f \x03(\fR\vsecondaries\"\xc1\x01\n" +
 	"\x10PrewriteResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12'\n" +
-	"\x10one_pc_commit_ts\x18\x03 \x01(\x04R\ronePcCommitTs\"\x87\x01\n" +
+	"\x10one_pc_commit_ts\x18\x03 \x01(\x04R\ronePcCommitTs\x12\"\n" +
+	"\rmin_commit_ts\x18\x04 \x01(\x04R\vminCommitTs\"\x87\x01\n" +
 	"\rCommitRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x19\n" +
@@ -2671,7 +2860,7 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\bstart_ts\x18\x03 \x01(\x04R\astartTs\"y\n" +
 	"\x15BatchRollbackResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
-	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\"\xf7\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\"\xa3\x02\n" +
 	"\x15CheckTxnStatusRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1f\n" +
 	"\vprimary_key\x18\x02 \x01(\fR\n" +
@@ -2680,7 +2869,8 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\x0fcaller_start_ts\x18\x04 \x01(\x04R\rcallerStartTs\x12\x1d\n" +
 	"\n" +
 	"current_ts\x18\x05 \x01(\x04R\tcurrentTs\x121\n" +
-	"\x15rollback_if_not_exist\x18\x06 \x01(\bR\x12rollbackIfNotExist\"\x8e\x02\n" +
+	"\x15rollback_if_not_exist\x18\x06 \x01(\bR\x12rollbackIfNotExist\x12*\n" +
+	"\x11force_sync_commit\x18\a \x01(\bR\x0fforceSyncCommit\"\x8e\x02\n" +
 	"\x16CheckTxnStatusResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12\x19\n" +
@@ -2730,7 +2920,16 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\x14TxnHeartBeatResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12\x19\n" +
-	"\block_ttl\x18\x03 \x01(\x04R\alockTtl\"V\n" +
+	"\block_ttl\x18\x03 \x01(\x04R\alockTtl\"w\n" +
+	"\x1aCheckSecondaryLocksRequest\x12*\n" +
+	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x19\n" +
+	"\bstart_ts\x18\x03 \x01(\x04R\astartTs\"\xc5\x01\n" +
+	"\x1bCheckSecondaryLocksResponse\x127\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12'\n" +
+	"\x05locks\x18\x03 \x03(\v2\x11.kvrpcpb.LockInfoR\x05locks\x12\x1b\n" +
+	"\tcommit_ts\x18\x04 \x01(\x04R\bcommitTs\"V\n" +
 	"\tGCRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1d\n" +
 	"\n" +
@@ -2766,7 +2965,7 @@ func file_kvrpcpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvrpcpb_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_kvrpcpb_proto_goTypes = []any{
 	(Op)(0),                             // 0: kvrpcpb.Op
 	(TxnAction)(0),                      // 1: kvrpcpb.TxnAction
@@ -2803,15 +3002,17 @@ var file_kvrpcpb_proto_goTypes = []any{
 	(*PessimisticRollbackResponse)(nil), // 32: kvrpcpb.PessimisticRollbackResponse
 	(*TxnHeartBeatRequest)(nil),         // 33: kvrpcpb.TxnHeartBeatRequest
 	(*TxnHeartBeatResponse)(nil),        // 34: kvrpcpb.TxnHeartBeatResponse
-	(*GCRequest)(nil),                   // 35: kvrpcpb.GCRequest
-	(*GCResponse)(nil),                  // 36: kvrpcpb.GCResponse
-	(*metapb.RegionEpoch)(nil),          // 37: metapb.RegionEpoch
-	(*metapb.Peer)(nil),                 // 38: metapb.Peer
-	(*errorpb.RegionError)(nil),         // 39: errorpb.RegionError
+	(*CheckSecondaryLocksRequest)(nil),  // 35: kvrpcpb.CheckSecondaryLocksRequest
+	(*CheckSecondaryLocksResponse)(nil), // 36: kvrpcpb.CheckSecondaryLocksResponse
+	(*GCRequest)(nil),                   // 37: kvrpcpb.GCRequest
+	(*GCResponse)(nil),                  // 38: kvrpcpb.GCResponse
+	(*metapb.RegionEpoch)(nil),          // 39: metapb.RegionEpoch
+	(*metapb.Peer)(nil),                 // 40: metapb.Peer
+	(*errorpb.RegionError)(nil),         // 41: errorpb.RegionError
 }
 var file_kvrpcpb_proto_depIdxs = []int32{
-	37, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
-	38, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
+	39, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
+	40, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
 	0,  // 2: kvrpcpb.Mutation.op:type_name -> kvrpcpb.Op
 	0,  // 3: kvrpcpb.LockInfo.type:type_name -> kvrpcpb.Op
 	5,  // 4: kvrpcpb.KeyError.locked:type_name -> kvrpcpb.LockInfo
@@ -2823,55 +3024,59 @@ var file_kvrpcpb_proto_depIdxs = []int32{
 	7,  // 10: kvrpcpb.KeyError.deadlock:type_name -> kvrpcpb.Deadlock
 	5,  // 11: kvrpcpb.KeyError.lock_wait_timeout:type_name -> kvrpcpb.LockInfo
 	2,  // 12: kvrpcpb.GetRequest.context:type_name -> kvrpcpb.Context
-	39, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
+	41, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 14: kvrpcpb.GetResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 15: kvrpcpb.BatchGetRequest.context:type_name -> kvrpcpb.Context
-	39, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
+	41, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 17: kvrpcpb.BatchGetResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 18: kvrpcpb.BatchGetResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 19: kvrpcpb.ScanRequest.context:type_name -> kvrpcpb.Context
-	39, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
+	41, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 21: kvrpcpb.ScanResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 22: kvrpcpb.ScanResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 23: kvrpcpb.PrewriteRequest.context:type_name -> kvrpcpb.Context
 	4,  // 24: kvrpcpb.PrewriteRequest.mutations:type_name -> kvrpcpb.Mutation
-	39, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
+	41, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 26: kvrpcpb.PrewriteResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 27: kvrpcpb.CommitRequest.context:type_name -> kvrpcpb.Context
-	39, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
+	41, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 29: kvrpcpb.CommitResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 30: kvrpcpb.CleanupRequest.context:type_name -> kvrpcpb.Context
-	39, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
+	41, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 32: kvrpcpb.CleanupResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 33: kvrpcpb.BatchRollbackRequest.context:type_name -> kvrpcpb.Context
-	39, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
+	41, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 35: kvrpcpb.BatchRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 36: kvrpcpb.CheckTxnStatusRequest.context:type_name -> kvrpcpb.Context
-	39, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
+	41, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 38: kvrpcpb.CheckTxnStatusResponse.error:type_name -> kvrpcpb.KeyError
 	1,  // 39: kvrpcpb.CheckTxnStatusResponse.action:type_name -> kvrpcpb.TxnAction
 	5,  // 40: kvrpcpb.CheckTxnStatusResponse.lock_info:type_name -> kvrpcpb.LockInfo
 	2,  // 41: kvrpcpb.ResolveLockRequest.context:type_name -> kvrpcpb.Context
-	39, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
+	41, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 43: kvrpcpb.ResolveLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 44: kvrpcpb.PessimisticLockRequest.context:type_name -> kvrpcpb.Context
 	28, // 45: kvrpcpb.PessimisticLockRequest.keys:type_name -> kvrpcpb.PessimisticLockKey
-	39, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
+	41, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 47: kvrpcpb.PessimisticLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 48: kvrpcpb.PessimisticRollbackRequest.context:type_name -> kvrpcpb.Context
-	39, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
+	41, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 50: kvrpcpb.PessimisticRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 51: kvrpcpb.TxnHeartBeatRequest.context:type_name -> kvrpcpb.Context
-	39, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
+	41, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 53: kvrpcpb.TxnHeartBeatResponse.error:type_name -> kvrpcpb.KeyError
-	2,  // 54: kvrpcpb.GCRequest.context:type_name -> kvrpcpb.Context
-	39, // 55: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
-	9,  // 56: kvrpcpb.GCResponse.error:type_name -> kvrpcpb.KeyError
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	2,  // 54: kvrpcpb.CheckSecondaryLocksRequest.context:type_name -> kvrpcpb.Context
+	41, // 55: kvrpcpb.CheckSecondaryLocksResponse.region_error:type_name -> errorpb.RegionError
+	9,  // 56: kvrpcpb.CheckSecondaryLocksResponse.error:type_name -> kvrpcpb.KeyError
+	5,  // 57: kvrpcpb.CheckSecondaryLocksResponse.locks:type_name -> kvrpcpb.LockInfo
+	2,  // 58: kvrpcpb.GCRequest.context:type_name -> kvrpcpb.Context
+	41, // 59: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
+	9,  // 60: kvrpcpb.GCResponse.error:type_name -> kvrpcpb.KeyError
+	61, // [61:61] is the sub-list for method output_type
+	61, // [61:61] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_kvrpcpb_proto_init() }
@@ -2885,7 +3090,7 @@ func file_kvrpcpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvrpcpb_proto_rawDesc), len(file_kvrpcpb_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

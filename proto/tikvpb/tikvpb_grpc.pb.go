@@ -36,6 +36,7 @@ const (
 	Tikv_KvPessimisticLock_FullMethodName     = "/tikvpb.Tikv/KvPessimisticLock"
 	Tikv_KvPessimisticRollback_FullMethodName = "/tikvpb.Tikv/KvPessimisticRollback"
 	Tikv_KvTxnHeartBeat_FullMethodName        = "/tikvpb.Tikv/KvTxnHeartBeat"
+	Tikv_KvCheckSecondaryLocks_FullMethodName = "/tikvpb.Tikv/KvCheckSecondaryLocks"
 	Tikv_KvGC_FullMethodName                  = "/tikvpb.Tikv/KvGC"
 	Tikv_Raft_FullMethodName                  = "/tikvpb.Tikv/Raft"
 	Tikv_Snapshot_FullMethodName              = "/tikvpb.Tikv/Snapshot"
@@ -57,6 +58,7 @@ type TikvClient interface {
 	KvPessimisticLock(ctx context.Context, in *kvrpcpb.PessimisticLockRequest, opts ...grpc.CallOption) (*kvrpcpb.PessimisticLockResponse, error)
 	KvPessimisticRollback(ctx context.Context, in *kvrpcpb.PessimisticRollbackRequest, opts ...grpc.CallOption) (*kvrpcpb.PessimisticRollbackResponse, error)
 	KvTxnHeartBeat(ctx context.Context, in *kvrpcpb.TxnHeartBeatRequest, opts ...grpc.CallOption) (*kvrpcpb.TxnHeartBeatResponse, error)
+	KvCheckSecondaryLocks(ctx context.Context, in *kvrpcpb.CheckSecondaryLocksRequest, opts ...grpc.CallOption) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...grpc.CallOption) (*kvrpcpb.GCResponse, error)
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch, raftserverpb.Done], error)
@@ -193,6 +195,16 @@ func (c *tikvClient) KvTxnHeartBeat(ctx context.Context, in *kvrpcpb.TxnHeartBea
 	return out, nil
 }
 
+func (c *tikvClient) KvCheckSecondaryLocks(ctx context.Context, in *kvrpcpb.CheckSecondaryLocksRequest, opts ...grpc.CallOption) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(kvrpcpb.CheckSecondaryLocksResponse)
+	err := c.cc.Invoke(ctx, Tikv_KvCheckSecondaryLocks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tikvClient) KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...grpc.CallOption) (*kvrpcpb.GCResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(kvrpcpb.GCResponse)
@@ -245,6 +257,7 @@ type TikvServer interface {
 	KvPessimisticLock(context.Context, *kvrpcpb.PessimisticLockRequest) (*kvrpcpb.PessimisticLockResponse, error)
 	KvPessimisticRollback(context.Context, *kvrpcpb.PessimisticRollbackRequest) (*kvrpcpb.PessimisticRollbackResponse, error)
 	KvTxnHeartBeat(context.Context, *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error)
+	KvCheckSecondaryLocks(context.Context, *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error)
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(grpc.ClientStreamingServer[raftserverpb.RaftMessageBatch, raftserverpb.Done]) error
@@ -296,6 +309,9 @@ func (UnimplementedTikvServer) KvPessimisticRollback(context.Context, *kvrpcpb.P
 }
 func (UnimplementedTikvServer) KvTxnHeartBeat(context.Context, *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method KvTxnHeartBeat not implemented")
+}
+func (UnimplementedTikvServer) KvCheckSecondaryLocks(context.Context, *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method KvCheckSecondaryLocks not implemented")
 }
 func (UnimplementedTikvServer) KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method KvGC not implemented")
@@ -543,6 +559,24 @@ func _Tikv_KvTxnHeartBeat_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tikv_KvCheckSecondaryLocks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(kvrpcpb.CheckSecondaryLocksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TikvServer).KvCheckSecondaryLocks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tikv_KvCheckSecondaryLocks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TikvServer).KvCheckSecondaryLocks(ctx, req.(*kvrpcpb.CheckSecondaryLocksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Tikv_KvGC_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(kvrpcpb.GCRequest)
 	if err := dec(in); err != nil {
@@ -629,6 +663,10 @@ var Tikv_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "KvTxnHeartBeat",
 			Handler:    _Tikv_KvTxnHeartBeat_Handler,
+		},
+		{
+			MethodName: "KvCheckSecondaryLocks",
+			Handler:    _Tikv_KvCheckSecondaryLocks_Handler,
 		},
 		{
 			MethodName: "KvGC",

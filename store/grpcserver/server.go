@@ -316,6 +316,17 @@ func (s *Server) KvTxnHeartBeat(ctx context.Context, req *kvrpcpb.TxnHeartBeatRe
 	return resp, err
 }
 
+func (s *Server) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
+	ctx, re := s.check(ctx, point("KvCheckSecondaryLocks", req.GetContext(), true, req.GetKeys()...))
+	if re != nil {
+		return &kvrpcpb.CheckSecondaryLocksResponse{RegionError: re}, nil
+	}
+	r, err := s.svc.KvCheckSecondaryLocks(ctx, wire.CheckSecondaryLocksRequestFromPB(req))
+	resp := wire.CheckSecondaryLocksResponseToPB(r)
+	resp.Error, resp.RegionError, err = outcome(err)
+	return resp, err
+}
+
 // Raft hands the stream to the RaftHandler.
 func (s *Server) Raft(stream tikvpb.Tikv_RaftServer) error {
 	if s.raft == nil {

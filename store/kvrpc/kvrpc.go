@@ -76,6 +76,10 @@ type LockInfo struct {
 	ForUpdateTS uint64
 	TxnSize     uint64
 	MinCommitTS uint64
+	// UseAsyncCommit: the lock was prewritten for async commit; the
+	// primary's lock also lists the secondaries (all the other keys).
+	UseAsyncCommit bool
+	Secondaries    [][]byte
 }
 
 // ---- errors ----
@@ -243,11 +247,23 @@ type PrewriteRequest struct {
 	MinCommitTS uint64
 	TryOnePC    bool
 	MaxCommitTS uint64
+	// UseAsyncCommit asks for async-commit locks: each carries a
+	// min_commit_ts above every read the store served (MinCommitTS in the
+	// response), and the transaction is committed once all its keys are
+	// prewritten, at the largest of them. Secondaries (every key but the
+	// primary) are stored in the primary's lock, so a resolver can find
+	// them all.
+	UseAsyncCommit bool
+	Secondaries    [][]byte
 }
 
 type PrewriteResponse struct {
 	// OnePCCommitTS is set when the store committed in one phase.
 	OnePCCommitTS uint64
+	// MinCommitTS is the largest min_commit_ts of the async-commit locks
+	// written (or found, on a retry); 0 when the store wrote ordinary
+	// locks instead (the transaction must commit in two phases).
+	MinCommitTS uint64
 }
 
 type CommitRequest struct {
@@ -297,10 +313,17 @@ type CheckTxnStatusRequest struct {
 	CallerStartTS      uint64
 	CurrentTS          uint64
 	RollbackIfNotExist bool
+	// ForceSyncCommit treats an async-commit primary lock like an ordinary
+	// one (rolled back once expired): a resolver found that some key of the
+	// transaction was prewritten without async commit.
+	ForceSyncCommit bool
 }
 
 // CheckTxnStatusResponse: LockTTL>0 means alive (Lock set); CommitTS>0
-// means committed; both zero means rolled back.
+// means committed; both zero means rolled back. An async-commit primary
+// lock is never rolled back here (unless ForceSyncCommit): it is returned
+// alive even when expired, and the caller decides from its secondaries
+// (CheckSecondaryLocks).
 type CheckTxnStatusResponse struct {
 	LockTTL  uint64
 	CommitTS uint64
@@ -361,6 +384,24 @@ type TxnHeartBeatResponse struct {
 	LockTTL uint64
 }
 
+// CheckSecondaryLocksRequest asks for the locks of the async-commit
+// transaction StartTS on Keys. A key it finds neither locked nor
+// committed gets a rollback record, so the transaction can no longer
+// prewrite it; a key it finds with the transaction's pessimistic lock
+// (not prewritten) is rolled back too.
+type CheckSecondaryLocksRequest struct {
+	Keys    [][]byte
+	StartTS uint64
+}
+
+// CheckSecondaryLocksResponse: CommitTS>0 means some key is committed
+// (so the transaction is); otherwise Locks are the prewritten locks found,
+// and the transaction can still commit only if every key had one.
+type CheckSecondaryLocksResponse struct {
+	Locks    []*LockInfo
+	CommitTS uint64
+}
+
 // Client is how a kv client reaches a store.
 type Client interface {
 	KvGet(ctx context.Context, req GetRequest) (GetResponse, error)
@@ -375,4 +416,5 @@ type Client interface {
 	KvPessimisticLock(ctx context.Context, req PessimisticLockRequest) (PessimisticLockResponse, error)
 	KvPessimisticRollback(ctx context.Context, req PessimisticRollbackRequest) (PessimisticRollbackResponse, error)
 	KvTxnHeartBeat(ctx context.Context, req TxnHeartBeatRequest) (TxnHeartBeatResponse, error)
+	KvCheckSecondaryLocks(ctx context.Context, req CheckSecondaryLocksRequest) (CheckSecondaryLocksResponse, error)
 }

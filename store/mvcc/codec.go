@@ -211,10 +211,23 @@ type Lock struct {
 	MinCommitTS   uint64
 	ShortValue    []byte
 	HasShortValue bool
+	// UseAsyncCommit marks an async-commit lock; Secondaries (on the
+	// primary's lock only) are the transaction's other keys.
+	UseAsyncCommit bool
+	Secondaries    [][]byte
 }
 
+// lockFlagAsync, set in a lock record's type byte, says an async-commit
+// section (secondaries count, then each length-prefixed) follows the
+// numeric fields. Records without it read as before.
+const lockFlagAsync = 0x80
+
 func (l *Lock) appendTo(dst []byte) []byte {
-	dst = append(dst, byte(l.Type))
+	if l.UseAsyncCommit {
+		dst = append(dst, byte(l.Type)|lockFlagAsync)
+	} else {
+		dst = append(dst, byte(l.Type))
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(l.Primary)))
 	dst = append(dst, l.Primary...)
 	dst = binary.AppendUvarint(dst, l.StartTS)
@@ -222,6 +235,13 @@ func (l *Lock) appendTo(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, l.ForUpdateTS)
 	dst = binary.AppendUvarint(dst, l.TxnSize)
 	dst = binary.AppendUvarint(dst, l.MinCommitTS)
+	if l.UseAsyncCommit {
+		dst = binary.AppendUvarint(dst, uint64(len(l.Secondaries)))
+		for _, k := range l.Secondaries {
+			dst = binary.AppendUvarint(dst, uint64(len(k)))
+			dst = append(dst, k...)
+		}
+	}
 	if l.HasShortValue {
 		dst = append(dst, 1)
 		dst = append(dst, l.ShortValue...)
@@ -236,7 +256,8 @@ func parseLock(b []byte) (Lock, error) {
 	if len(b) < 1 {
 		return l, errCorrupt
 	}
-	l.Type = kvrpc.Op(b[0])
+	l.Type = kvrpc.Op(b[0] &^ lockFlagAsync)
+	l.UseAsyncCommit = b[0]&lockFlagAsync != 0
 	b = b[1:]
 	n, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) < n {
@@ -251,6 +272,24 @@ func parseLock(b []byte) (Lock, error) {
 		}
 		*p = v
 		b = b[k:]
+	}
+	if l.UseAsyncCommit {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return l, errCorrupt
+		}
+		b = b[k:]
+		if n > 0 {
+			l.Secondaries = make([][]byte, n)
+		}
+		for i := range l.Secondaries {
+			m, k := binary.Uvarint(b)
+			if k <= 0 || uint64(len(b)-k) < m {
+				return l, errCorrupt
+			}
+			l.Secondaries[i] = b[k : k+int(m)]
+			b = b[k+int(m):]
+		}
 	}
 	if len(b) < 1 {
 		return l, errCorrupt
@@ -272,5 +311,19 @@ func (l *Lock) info(key []byte) *kvrpc.LockInfo {
 		ForUpdateTS: l.ForUpdateTS,
 		TxnSize:     l.TxnSize,
 		MinCommitTS: l.MinCommitTS,
+
+		UseAsyncCommit: l.UseAsyncCommit,
+		Secondaries:    cloneKeys(l.Secondaries),
 	}
+}
+
+func cloneKeys(ks [][]byte) [][]byte {
+	if len(ks) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(ks))
+	for i, k := range ks {
+		out[i] = clone(k)
+	}
+	return out
 }

@@ -75,4 +75,14 @@
 // issued, so a transaction that starts after the 1PC returned sees it.
 // When a later transaction's start_ts equals such a commit_ts and it rolls
 // back on the key, its rollback becomes the overlapped-rollback flag.
+//
+// An async-commit prewrite picks each lock's min_commit_ts the same way
+// (memory locks held until its locks are in the engine), and the
+// transaction commits at the largest min_commit_ts over all its keys, so
+// the same argument covers it: a read either raised maxTS first (the
+// commit lands above it) or meets the lock. Its primary lock lists the
+// secondaries; CheckTxnStatus never rolls such a primary back on expiry,
+// and CheckSecondaryLocks decides: every key locked means committed (at
+// that largest min_commit_ts), a key it finds unlocked and uncommitted
+// gets a rollback record, so the transaction can no longer complete.
 package mvcc

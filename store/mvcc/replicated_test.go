@@ -29,17 +29,17 @@ func TestNoLockCountSeesForeignLocks(t *testing.T) {
 	wantLocked(t, err, "a")
 }
 
-// OnePCAllowed returning false turns a one-phase prewrite into a normal
+// MaxTSSynced returning false turns a one-phase prewrite into a normal
 // one (locks, OnePCCommitTS 0); once it allows, 1PC commits above the
 // maxTS raised with UpdateMaxTS.
-func TestOnePCAllowed(t *testing.T) {
+func TestOnePCNeedsMaxTSSynced(t *testing.T) {
 	allow := false
 	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	s := New(e, Options{NoSync: true, OnePCAllowed: func() bool { return allow }})
+	s := New(e, Options{NoSync: true, MaxTSSynced: func() bool { return allow }})
 	ctx := context.Background()
 	resp, err := s.Prewrite(ctx, kvrpc.PrewriteRequest{Mutations: []kvrpc.Mutation{put("a", "1")}, PrimaryLock: []byte("a"), StartTS: 10, LockTTL: 1000, TryOnePC: true})
 	must(t, err)

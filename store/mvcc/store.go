@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,13 +25,15 @@ type Options struct {
 	// where a follower applies locks written by another store's MVCC and
 	// becomes leader with counts that know nothing of them.
 	NoLockCount bool
-	// OnePCAllowed, if set, is asked before a prewrite commits in one
-	// phase; when it returns false the prewrite writes locks as in 2PC
-	// (answering OnePCCommitTS 0), which is always correct. It is asked
-	// after the command's batch was created and before maxTS is read, so
-	// a replicated store can refuse 1PC until a new leader raised maxTS
-	// (UpdateMaxTS) above every read timestamp earlier leaders served.
-	OnePCAllowed func() bool
+	// MaxTSSynced, if set, is asked before a prewrite commits in one
+	// phase or writes async-commit locks, which both pick a commit ts from
+	// maxTS; when it returns false the prewrite writes ordinary locks as in
+	// 2PC (answering OnePCCommitTS and MinCommitTS 0), which is always
+	// correct. It is asked after the command's batch was created and
+	// before maxTS is read, so a replicated store can refuse until a new
+	// leader raised maxTS (UpdateMaxTS) above every read timestamp earlier
+	// leaders served.
+	MaxTSSynced func() bool
 }
 
 // Store executes transactional commands on an engine.
@@ -42,8 +45,8 @@ type Store struct {
 	sync    bool
 	locks   lockCounts
 	// noLockCount: Options.NoLockCount; locks are always looked up.
-	noLockCount  bool
-	onePCAllowed func() bool
+	noLockCount bool
+	maxTSSynced func() bool
 	// safePoint is the GC safe point (see gc.go).
 	safePoint atomic.Uint64
 }
@@ -67,8 +70,8 @@ func New(eng engine.Engine, o Options) *Store {
 		waiters: newLockWaiters(),
 		sync:    !o.NoSync,
 
-		noLockCount:  o.NoLockCount,
-		onePCAllowed: o.OnePCAllowed,
+		noLockCount: o.NoLockCount,
+		maxTSSynced: o.MaxTSSynced,
 	}
 	if !s.noLockCount {
 		s.locks.init(eng)
@@ -78,7 +81,7 @@ func New(eng engine.Engine, o Options) *Store {
 
 // UpdateMaxTS raises maxTS to ts (never lowers it): later one-phase
 // commits pick a commit ts above it. A replicated store calls it with a
-// fresh TSO timestamp when a peer becomes leader (see Options.OnePCAllowed).
+// fresh TSO timestamp when a peer becomes leader (see Options.MaxTSSynced).
 func (s *Store) UpdateMaxTS(ts uint64) { s.observeRead(ts) }
 
 // Engine returns the engine the store runs on.
@@ -418,6 +421,10 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 	preps := make([]prepared, 0, len(req.Mutations))
 	var locks []*kvrpc.LockInfo
 	onePC := req.TryOnePC
+	// retriedMinCommitTS: the largest min_commit_ts of this transaction's
+	// async-commit locks already in place (a retried prewrite).
+	var retriedMinCommitTS uint64
+	retriedSync := false // a lock of ours is already in place without async commit
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		l, ok, err := w.r.loadLock(m.Key)
@@ -432,6 +439,11 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 			}
 			if l.Type != kvrpc.OpPessimisticLock {
 				onePC = false // already prewritten: a retry
+				if l.UseAsyncCommit {
+					retriedMinCommitTS = max(retriedMinCommitTS, l.MinCommitTS)
+				} else {
+					retriedSync = true
+				}
 				continue
 			}
 			hadPessimistic = true
@@ -470,14 +482,31 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 		return kvrpc.PrewriteResponse{}, &kvrpc.KeyIsLockedError{Locks: locks}
 	}
 
-	if onePC && s.onePCAllowed != nil && !s.onePCAllowed() {
+	synced := s.maxTSSynced == nil || s.maxTSSynced()
+	if onePC && !synced {
 		onePC = false
 	}
 	if !onePC {
+		var minCommitTS uint64
+		async := req.UseAsyncCommit && synced && !retriedSync
+		if async {
+			// As for 1PC (see the package comment): memory locks first,
+			// then a min_commit_ts above every read ts seen so far; they
+			// stay until the locks are in the engine.
+			mem := s.cm.lockKeys(keys)
+			defer s.cm.unlock(mem)
+			minCommitTS = max(s.cm.maxTS.Load()+1, req.StartTS+1, req.ForUpdateTS+1, req.MinCommitTS)
+		}
 		for _, p := range preps {
 			m := p.m
 			lk := Lock{Primary: req.PrimaryLock, StartTS: req.StartTS, TTL: req.LockTTL,
 				ForUpdateTS: req.ForUpdateTS, TxnSize: req.TxnSize, MinCommitTS: req.MinCommitTS}
+			if async {
+				lk.UseAsyncCommit, lk.MinCommitTS = true, minCommitTS
+				if bytes.Equal(m.Key, req.PrimaryLock) {
+					lk.Secondaries = req.Secondaries
+				}
+			}
 			switch m.Op {
 			case kvrpc.OpPut, kvrpc.OpInsert:
 				lk.Type = kvrpc.OpPut
@@ -508,7 +537,13 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 		if err := w.commit(s.sync); err != nil {
 			return kvrpc.PrewriteResponse{}, err
 		}
-		return kvrpc.PrewriteResponse{}, nil
+		if !async {
+			return kvrpc.PrewriteResponse{}, nil
+		}
+		if len(preps) == 0 {
+			minCommitTS = 0 // nothing written now: only the retried locks count
+		}
+		return kvrpc.PrewriteResponse{MinCommitTS: max(minCommitTS, retriedMinCommitTS)}, nil
 	}
 
 	// One-phase commit. Publish memory locks first, then pick the commit
@@ -652,7 +687,11 @@ func (s *Store) CheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusRequ
 	}
 	var resp kvrpc.CheckTxnStatusResponse
 	if ok && l.StartTS == req.LockTS {
-		if !lockExpired(&l, req.CurrentTS) {
+		// An async-commit transaction may be committed already (every key
+		// prewritten) though its primary is still locked: only its
+		// secondaries tell (CheckSecondaryLocks), so it is not rolled back
+		// here.
+		if !lockExpired(&l, req.CurrentTS) || (l.UseAsyncCommit && !req.ForceSyncCommit) {
 			return kvrpc.CheckTxnStatusResponse{LockTTL: l.TTL, Lock: l.info(req.PrimaryKey)}, nil
 		}
 		if err := w.rollbackKey(req.PrimaryKey, req.LockTS); err != nil {
@@ -682,6 +721,57 @@ func (s *Store) CheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusRequ
 		return kvrpc.CheckTxnStatusResponse{}, err
 	}
 	s.waiters.wake(keys)
+	return resp, nil
+}
+
+// CheckSecondaryLocks reports the locks of the async-commit transaction
+// req.StartTS on req.Keys (see kvrpc.CheckSecondaryLocksRequest). A key
+// neither locked nor committed by it gets a rollback record, and a key
+// still under its pessimistic lock is rolled back: either way the
+// transaction can no longer prewrite that key, so it can no longer commit.
+func (s *Store) CheckSecondaryLocks(ctx context.Context, req kvrpc.CheckSecondaryLocksRequest) (kvrpc.CheckSecondaryLocksResponse, error) {
+	var g guard
+	s.latches.acquire(&g, req.Keys)
+	defer g.release()
+	w := s.newWriter()
+	defer w.close()
+	var resp kvrpc.CheckSecondaryLocksResponse
+	for _, k := range req.Keys {
+		l, ok, err := w.r.loadLock(k)
+		if err != nil {
+			return kvrpc.CheckSecondaryLocksResponse{}, err
+		}
+		if ok && l.StartTS == req.StartTS {
+			if l.Type != kvrpc.OpPessimisticLock {
+				resp.Locks = append(resp.Locks, l.info(k))
+				continue
+			}
+			if err := w.rollbackKey(k, req.StartTS); err != nil {
+				return kvrpc.CheckSecondaryLocksResponse{}, err
+			}
+			continue
+		}
+		st, cts, err := w.r.findTxn(k, req.StartTS)
+		if err != nil {
+			return kvrpc.CheckSecondaryLocksResponse{}, err
+		}
+		switch st {
+		case txnCommitted:
+			resp.CommitTS = cts
+		case txnRolledBack:
+		default:
+			if err := w.putRollback(k, req.StartTS); err != nil {
+				return kvrpc.CheckSecondaryLocksResponse{}, err
+			}
+		}
+	}
+	if err := w.commit(s.sync); err != nil {
+		return kvrpc.CheckSecondaryLocksResponse{}, err
+	}
+	s.waiters.wake(req.Keys)
+	if resp.CommitTS != 0 {
+		resp.Locks = nil
+	}
 	return resp, nil
 }
 

@@ -164,6 +164,14 @@ func (s *Service) KvPessimisticRollback(ctx context.Context, req kvrpc.Pessimist
 	return s.store.PessimisticRollback(ctx, req)
 }
 
+func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req kvrpc.CheckSecondaryLocksRequest) (kvrpc.CheckSecondaryLocksResponse, error) {
+	if err := s.enter(ctx); err != nil {
+		return kvrpc.CheckSecondaryLocksResponse{}, err
+	}
+	defer s.leave()
+	return s.store.CheckSecondaryLocks(ctx, req)
+}
+
 func (s *Service) KvTxnHeartBeat(ctx context.Context, req kvrpc.TxnHeartBeatRequest) (kvrpc.TxnHeartBeatResponse, error) {
 	if err := s.enter(ctx); err != nil {
 		return kvrpc.TxnHeartBeatResponse{}, err

@@ -10,9 +10,10 @@ import (
 	"github.com/shoaldb/shoal/store/mvcc"
 )
 
-// maxTSGuard keeps one-phase commit safe across leader changes.
+// maxTSGuard keeps one-phase and async commit safe across leader changes.
 //
-// A 1PC prewrite picks its commit ts as maxTS+1, where maxTS is the
+// A 1PC prewrite picks its commit ts as maxTS+1 (an async-commit prewrite
+// its min_commit_ts, the same way), where maxTS is the
 // largest read ts this store's MVCC has served (store/mvcc's package
 // comment: a read at ts either raised maxTS before the 1PC read it, so the
 // commit lands above ts, or waits for the 1PC). That argument needs every
@@ -26,8 +27,9 @@ import (
 // The fix, as TiKV's: before a new leader serves 1PC, raise maxTS to a
 // fresh PD timestamp. Every read the old leader served was confirmed by a
 // ReadIndex quorum in the old term, hence before a quorum moved to the new
-// term, hence before this peer became leader; its read ts came from the
-// TSO before that. A timestamp fetched after this peer became leader is
+// term, or on its lease, which ends before any other peer can become
+// leader (raftstore/lease.go); either way before this peer became leader,
+// and its read ts came from the TSO before that. A timestamp fetched after this peer became leader is
 // larger than all of them (the TSO is monotonic), so commit ts = maxTS+1
 // exceeds every read ts any earlier leader served.
 //
@@ -74,7 +76,7 @@ func (g *maxTSGuard) stop() {
 	g.wg.Wait()
 }
 
-// allowed is mvcc.Options.OnePCAllowed.
+// allowed is mvcc.Options.MaxTSSynced.
 func (g *maxTSGuard) allowed() bool {
 	if g.covered.Load() >= g.gen() {
 		return true

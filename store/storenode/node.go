@@ -135,7 +135,7 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	n.pd.SetRegionHeartbeatHandler(n.rs.HandleRegionHeartbeatResponse)
 
 	n.guard = newMaxTSGuard(n.rs.LeaderGeneration, n.pd.GetTS, n.log)
-	n.mvcc = mvcc.New(outcomeEngine{n.rs.Engine()}, mvcc.Options{NoLockCount: true, OnePCAllowed: n.guard.allowed})
+	n.mvcc = mvcc.New(outcomeEngine{n.rs.Engine()}, mvcc.Options{NoLockCount: true, MaxTSSynced: n.guard.allowed})
 	n.guard.start(n.mvcc)
 	n.svc = service.New(n.mvcc)
 

@@ -95,7 +95,8 @@ func ScanRequestToPB(rc *kvrpcpb.Context, r kvrpc.ScanRequest) *kvrpcpb.ScanRequ
 func PrewriteRequestToPB(rc *kvrpcpb.Context, r kvrpc.PrewriteRequest) *kvrpcpb.PrewriteRequest {
 	return &kvrpcpb.PrewriteRequest{Context: rc, Mutations: mutationsToPB(r.Mutations), PrimaryLock: r.PrimaryLock,
 		StartTs: r.StartTS, LockTtl: r.LockTTL, ForUpdateTs: r.ForUpdateTS, TxnSize: r.TxnSize,
-		MinCommitTs: r.MinCommitTS, TryOnePc: r.TryOnePC, MaxCommitTs: r.MaxCommitTS}
+		MinCommitTs: r.MinCommitTS, TryOnePc: r.TryOnePC, MaxCommitTs: r.MaxCommitTS,
+		UseAsyncCommit: r.UseAsyncCommit, Secondaries: r.Secondaries}
 }
 
 // CommitRequestToPB drops Primary (client-side routing only).
@@ -113,7 +114,8 @@ func BatchRollbackRequestToPB(rc *kvrpcpb.Context, r kvrpc.BatchRollbackRequest)
 
 func CheckTxnStatusRequestToPB(rc *kvrpcpb.Context, r kvrpc.CheckTxnStatusRequest) *kvrpcpb.CheckTxnStatusRequest {
 	return &kvrpcpb.CheckTxnStatusRequest{Context: rc, PrimaryKey: r.PrimaryKey, LockTs: r.LockTS,
-		CallerStartTs: r.CallerStartTS, CurrentTs: r.CurrentTS, RollbackIfNotExist: r.RollbackIfNotExist}
+		CallerStartTs: r.CallerStartTS, CurrentTs: r.CurrentTS, RollbackIfNotExist: r.RollbackIfNotExist,
+		ForceSyncCommit: r.ForceSyncCommit}
 }
 
 func ResolveLockRequestToPB(rc *kvrpcpb.Context, r kvrpc.ResolveLockRequest) *kvrpcpb.ResolveLockRequest {
@@ -135,6 +137,10 @@ func PessimisticLockRequestToPB(rc *kvrpcpb.Context, r kvrpc.PessimisticLockRequ
 
 func PessimisticRollbackRequestToPB(rc *kvrpcpb.Context, r kvrpc.PessimisticRollbackRequest) *kvrpcpb.PessimisticRollbackRequest {
 	return &kvrpcpb.PessimisticRollbackRequest{Context: rc, Keys: r.Keys, StartTs: r.StartTS, ForUpdateTs: r.ForUpdateTS}
+}
+
+func CheckSecondaryLocksRequestToPB(rc *kvrpcpb.Context, r kvrpc.CheckSecondaryLocksRequest) *kvrpcpb.CheckSecondaryLocksRequest {
+	return &kvrpcpb.CheckSecondaryLocksRequest{Context: rc, Keys: r.Keys, StartTs: r.StartTS}
 }
 
 func TxnHeartBeatRequestToPB(rc *kvrpcpb.Context, r kvrpc.TxnHeartBeatRequest) *kvrpcpb.TxnHeartBeatRequest {
@@ -159,7 +165,8 @@ func ScanRequestFromPB(r *kvrpcpb.ScanRequest) kvrpc.ScanRequest {
 func PrewriteRequestFromPB(r *kvrpcpb.PrewriteRequest) kvrpc.PrewriteRequest {
 	return kvrpc.PrewriteRequest{Mutations: mutationsFromPB(r.GetMutations()), PrimaryLock: r.GetPrimaryLock(),
 		StartTS: r.GetStartTs(), LockTTL: r.GetLockTtl(), ForUpdateTS: r.GetForUpdateTs(), TxnSize: r.GetTxnSize(),
-		MinCommitTS: r.GetMinCommitTs(), TryOnePC: r.GetTryOnePc(), MaxCommitTS: r.GetMaxCommitTs()}
+		MinCommitTS: r.GetMinCommitTs(), TryOnePC: r.GetTryOnePc(), MaxCommitTS: r.GetMaxCommitTs(),
+		UseAsyncCommit: r.GetUseAsyncCommit(), Secondaries: r.GetSecondaries()}
 }
 
 func CommitRequestFromPB(r *kvrpcpb.CommitRequest) kvrpc.CommitRequest {
@@ -176,7 +183,8 @@ func BatchRollbackRequestFromPB(r *kvrpcpb.BatchRollbackRequest) kvrpc.BatchRoll
 
 func CheckTxnStatusRequestFromPB(r *kvrpcpb.CheckTxnStatusRequest) kvrpc.CheckTxnStatusRequest {
 	return kvrpc.CheckTxnStatusRequest{PrimaryKey: r.GetPrimaryKey(), LockTS: r.GetLockTs(),
-		CallerStartTS: r.GetCallerStartTs(), CurrentTS: r.GetCurrentTs(), RollbackIfNotExist: r.GetRollbackIfNotExist()}
+		CallerStartTS: r.GetCallerStartTs(), CurrentTS: r.GetCurrentTs(), RollbackIfNotExist: r.GetRollbackIfNotExist(),
+		ForceSyncCommit: r.GetForceSyncCommit()}
 }
 
 func ResolveLockRequestFromPB(r *kvrpcpb.ResolveLockRequest) kvrpc.ResolveLockRequest {
@@ -194,6 +202,10 @@ func PessimisticLockRequestFromPB(r *kvrpcpb.PessimisticLockRequest) kvrpc.Pessi
 	return kvrpc.PessimisticLockRequest{Keys: keys, PrimaryLock: r.GetPrimaryLock(), StartTS: r.GetStartTs(),
 		ForUpdateTS: r.GetForUpdateTs(), LockTTL: r.GetLockTtl(),
 		WaitTimeout: time.Duration(r.GetWaitTimeoutMs()) * time.Millisecond, ReturnValues: r.GetReturnValues()}
+}
+
+func CheckSecondaryLocksRequestFromPB(r *kvrpcpb.CheckSecondaryLocksRequest) kvrpc.CheckSecondaryLocksRequest {
+	return kvrpc.CheckSecondaryLocksRequest{Keys: r.GetKeys(), StartTS: r.GetStartTs()}
 }
 
 func PessimisticRollbackRequestFromPB(r *kvrpcpb.PessimisticRollbackRequest) kvrpc.PessimisticRollbackRequest {

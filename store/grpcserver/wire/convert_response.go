@@ -36,7 +36,8 @@ func lockInfoToPB(l *kvrpc.LockInfo) *kvrpcpb.LockInfo {
 		return nil
 	}
 	return &kvrpcpb.LockInfo{Key: l.Key, Primary: l.Primary, LockTs: l.LockTS, Ttl: l.TTL, Type: opToPB(l.Type),
-		ForUpdateTs: l.ForUpdateTS, TxnSize: l.TxnSize, MinCommitTs: l.MinCommitTS}
+		ForUpdateTs: l.ForUpdateTS, TxnSize: l.TxnSize, MinCommitTs: l.MinCommitTS,
+		UseAsyncCommit: l.UseAsyncCommit, Secondaries: l.Secondaries}
 }
 
 func lockInfoFromPB(l *kvrpcpb.LockInfo) *kvrpc.LockInfo {
@@ -44,7 +45,8 @@ func lockInfoFromPB(l *kvrpcpb.LockInfo) *kvrpc.LockInfo {
 		return nil
 	}
 	return &kvrpc.LockInfo{Key: l.GetKey(), Primary: l.GetPrimary(), LockTS: l.GetLockTs(), TTL: l.GetTtl(),
-		Type: opFromPB(l.GetType()), ForUpdateTS: l.GetForUpdateTs(), TxnSize: l.GetTxnSize(), MinCommitTS: l.GetMinCommitTs()}
+		Type: opFromPB(l.GetType()), ForUpdateTS: l.GetForUpdateTs(), TxnSize: l.GetTxnSize(), MinCommitTS: l.GetMinCommitTs(),
+		UseAsyncCommit: l.GetUseAsyncCommit(), Secondaries: l.GetSecondaries()}
 }
 
 // ---- kvrpc -> kvrpcpb (server side) ----
@@ -62,7 +64,7 @@ func ScanResponseToPB(r kvrpc.ScanResponse) *kvrpcpb.ScanResponse {
 }
 
 func PrewriteResponseToPB(r kvrpc.PrewriteResponse) *kvrpcpb.PrewriteResponse {
-	return &kvrpcpb.PrewriteResponse{OnePcCommitTs: r.OnePCCommitTS}
+	return &kvrpcpb.PrewriteResponse{OnePcCommitTs: r.OnePCCommitTS, MinCommitTs: r.MinCommitTS}
 }
 
 func CommitResponseToPB(kvrpc.CommitResponse) *kvrpcpb.CommitResponse {
@@ -128,7 +130,7 @@ func ScanResponseFromPB(r *kvrpcpb.ScanResponse) kvrpc.ScanResponse {
 }
 
 func PrewriteResponseFromPB(r *kvrpcpb.PrewriteResponse) kvrpc.PrewriteResponse {
-	return kvrpc.PrewriteResponse{OnePCCommitTS: r.GetOnePcCommitTs()}
+	return kvrpc.PrewriteResponse{OnePCCommitTS: r.GetOnePcCommitTs(), MinCommitTS: r.GetMinCommitTs()}
 }
 
 func CommitResponseFromPB(*kvrpcpb.CommitResponse) kvrpc.CommitResponse {
@@ -178,4 +180,20 @@ func PessimisticRollbackResponseFromPB(*kvrpcpb.PessimisticRollbackResponse) kvr
 
 func TxnHeartBeatResponseFromPB(r *kvrpcpb.TxnHeartBeatResponse) kvrpc.TxnHeartBeatResponse {
 	return kvrpc.TxnHeartBeatResponse{LockTTL: r.GetLockTtl()}
+}
+
+func CheckSecondaryLocksResponseToPB(r kvrpc.CheckSecondaryLocksResponse) *kvrpcpb.CheckSecondaryLocksResponse {
+	out := &kvrpcpb.CheckSecondaryLocksResponse{CommitTs: r.CommitTS}
+	for _, l := range r.Locks {
+		out.Locks = append(out.Locks, lockInfoToPB(l))
+	}
+	return out
+}
+
+func CheckSecondaryLocksResponseFromPB(r *kvrpcpb.CheckSecondaryLocksResponse) kvrpc.CheckSecondaryLocksResponse {
+	out := kvrpc.CheckSecondaryLocksResponse{CommitTS: r.GetCommitTs()}
+	for _, l := range r.GetLocks() {
+		out.Locks = append(out.Locks, lockInfoFromPB(l))
+	}
+	return out
 }

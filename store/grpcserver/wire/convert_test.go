@@ -61,11 +61,15 @@ func TestRequestRoundTrip(t *testing.T) {
 	}
 	roundTrip(t, "Prewrite", kvrpc.PrewriteRequest{Mutations: ms, PrimaryLock: k1, StartTS: 1, LockTTL: 2, ForUpdateTS: 3,
 		TxnSize: 4, MinCommitTS: 5, TryOnePC: true, MaxCommitTS: 6}, withCtx(PrewriteRequestToPB), PrewriteRequestFromPB)
+	roundTrip(t, "PrewriteAsync", kvrpc.PrewriteRequest{Mutations: ms, PrimaryLock: k1, StartTS: 1, LockTTL: 2,
+		UseAsyncCommit: true, Secondaries: [][]byte{k2, v1}}, withCtx(PrewriteRequestToPB), PrewriteRequestFromPB)
+	roundTrip(t, "CheckSecondaryLocks", kvrpc.CheckSecondaryLocksRequest{Keys: [][]byte{k1, k2}, StartTS: 3},
+		withCtx(CheckSecondaryLocksRequestToPB), CheckSecondaryLocksRequestFromPB)
 	roundTrip(t, "Commit", kvrpc.CommitRequest{Keys: [][]byte{k1, k2}, StartTS: 1, CommitTS: 2}, withCtx(CommitRequestToPB), CommitRequestFromPB)
 	roundTrip(t, "Cleanup", kvrpc.CleanupRequest{Key: k1, StartTS: 1, CurrentTS: 2}, withCtx(CleanupRequestToPB), CleanupRequestFromPB)
 	roundTrip(t, "BatchRollback", kvrpc.BatchRollbackRequest{Keys: [][]byte{k1}, StartTS: 1}, withCtx(BatchRollbackRequestToPB), BatchRollbackRequestFromPB)
 	roundTrip(t, "CheckTxnStatus", kvrpc.CheckTxnStatusRequest{PrimaryKey: k1, LockTS: 1, CallerStartTS: 2, CurrentTS: 3,
-		RollbackIfNotExist: true}, withCtx(CheckTxnStatusRequestToPB), CheckTxnStatusRequestFromPB)
+		RollbackIfNotExist: true, ForceSyncCommit: true}, withCtx(CheckTxnStatusRequestToPB), CheckTxnStatusRequestFromPB)
 	roundTrip(t, "ResolveLock", kvrpc.ResolveLockRequest{StartTS: 1, CommitTS: 2, Keys: [][]byte{k1, k2}}, withCtx(ResolveLockRequestToPB), ResolveLockRequestFromPB)
 	roundTrip(t, "PessimisticLock", kvrpc.PessimisticLockRequest{Keys: []kvrpc.PessimisticLockKey{{Key: k1}, {Key: k2, ShouldNotExist: true}},
 		PrimaryLock: k1, StartTS: 1, ForUpdateTS: 2, LockTTL: 3, WaitTimeout: 1500 * time.Millisecond, ReturnValues: true},
@@ -100,6 +104,13 @@ func TestResponseRoundTrip(t *testing.T) {
 	roundTrip(t, "BatchGetNone", kvrpc.BatchGetResponse{}, BatchGetResponseToPB, BatchGetResponseFromPB)
 	roundTrip(t, "Scan", kvrpc.ScanResponse{Pairs: []kvrpc.KvPair{{Key: k1, Value: v1}, {Key: k2}}}, ScanResponseToPB, ScanResponseFromPB)
 	roundTrip(t, "Prewrite", kvrpc.PrewriteResponse{OnePCCommitTS: 9}, PrewriteResponseToPB, PrewriteResponseFromPB)
+	roundTrip(t, "PrewriteAsync", kvrpc.PrewriteResponse{MinCommitTS: 11}, PrewriteResponseToPB, PrewriteResponseFromPB)
+	asyncLock := &kvrpc.LockInfo{Key: k1, Primary: k1, LockTS: 3, TTL: 4, Type: kvrpc.OpPut, MinCommitTS: 7,
+		UseAsyncCommit: true, Secondaries: [][]byte{k2}}
+	roundTrip(t, "CheckSecondaryLocks", kvrpc.CheckSecondaryLocksResponse{Locks: []*kvrpc.LockInfo{asyncLock, lock}},
+		CheckSecondaryLocksResponseToPB, CheckSecondaryLocksResponseFromPB)
+	roundTrip(t, "CheckSecondaryLocksCommitted", kvrpc.CheckSecondaryLocksResponse{CommitTS: 8},
+		CheckSecondaryLocksResponseToPB, CheckSecondaryLocksResponseFromPB)
 	roundTrip(t, "Commit", kvrpc.CommitResponse{}, CommitResponseToPB, CommitResponseFromPB)
 	roundTrip(t, "Cleanup", kvrpc.CleanupResponse{CommitTS: 9}, CleanupResponseToPB, CleanupResponseFromPB)
 	roundTrip(t, "BatchRollback", kvrpc.BatchRollbackResponse{}, BatchRollbackResponseToPB, BatchRollbackResponseFromPB)
