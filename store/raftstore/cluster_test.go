@@ -14,9 +14,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/pdpb"
+	"github.com/shoaldb/shoal/proto/raftserverpb"
 	"github.com/shoaldb/shoal/store/engine"
 	"github.com/shoaldb/shoal/store/mvcc"
 	"github.com/shoaldb/shoal/store/standalone"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // fakePD allocates ids and records what stores tell it.
@@ -818,5 +820,55 @@ func TestPDHeartbeatAndOperators(t *testing.T) {
 	after, _ := c.leaderOf(1).Region(1)
 	if after.Region.GetRegionEpoch().GetConfVer() != cur.Region.GetRegionEpoch().GetConfVer() {
 		t.Fatalf("a stale operator was applied: %v -> %v", cur.Region, after.Region)
+	}
+}
+
+// TestLeaderReplicatesBeforePersisting: a leader sends its entries to the
+// followers before its own log write (so the two overlap), while votes,
+// and anything a follower sends, leave only once persisted.
+func TestLeaderReplicatesBeforePersisting(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	c.bootstrap(1, 2, 3)
+	c.mustPut("a", "1")
+	var early, late atomic.Int64
+	var unsafe atomic.Value
+	f := c.net.AddFilter(func(m *raftserverpb.RaftMessage) (bool, time.Duration) {
+		var msg raftpb.Message
+		if msg.Unmarshal(m.GetMessage()) != nil {
+			return false, 0
+		}
+		from := c.store(m.GetFromPeer().GetStoreId())
+		persisted := func(index uint64) bool {
+			_, closer, err := from.db.Get(raftLogKey(m.GetRegionId(), index))
+			if err == nil {
+				closer.Close()
+			}
+			return err == nil
+		}
+		switch msg.Type {
+		case raftpb.MsgApp:
+			if n := len(msg.Entries); n > 0 {
+				if persisted(msg.Entries[n-1].Index) {
+					late.Add(1)
+				} else {
+					early.Add(1)
+				}
+			}
+		case raftpb.MsgAppResp:
+			if !msg.Reject && msg.Index > 0 && !persisted(msg.Index) {
+				unsafe.Store(fmt.Sprintf("store %d acknowledged index %d before persisting it", m.GetFromPeer().GetStoreId(), msg.Index))
+			}
+		}
+		return false, 0
+	})
+	for i := 0; i < 50; i++ {
+		c.mustPut(fmt.Sprintf("k%02d", i), "v")
+	}
+	c.net.RemoveFilter(f)
+	if u := unsafe.Load(); u != nil {
+		t.Fatal(u)
+	}
+	if early.Load() == 0 {
+		t.Fatalf("no entries replicated before the leader persisted them (%d after)", late.Load())
 	}
 }

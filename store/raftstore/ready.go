@@ -15,8 +15,9 @@ import (
 //  1. collect the Ready of every peer with work;
 //  2. write all their snapshots, entries and hard states in ONE Pebble
 //     batch, synced if any of them must be (so a round costs one fsync
-//     however many regions it serves);
-//  3. send all their messages (one Transport.Send);
+//     however many regions it serves) — a leader's messages leave before
+//     this write (see sendsBeforePersist);
+//  3. send all the other messages (one Transport.Send);
 //  4. apply all committed entries in ONE batch that also carries each
 //     region's apply state (not synced: committed entries are durable in
 //     the synced log of a quorum and are re-applied from it after a crash,
@@ -43,6 +44,20 @@ func (s *Store) handleReadies() {
 	}
 	if len(items) == 0 {
 		return
+	}
+
+	// A leader replicates while it writes its own log (Raft thesis
+	// 10.2.1; etcd's server does the same): its entries count towards a
+	// quorum only after this round's Advance, i.e. after the write below.
+	var early []*raftserverpb.RaftMessage
+	for i := range items {
+		if it := &items[i]; it.p.sendsBeforePersist(&it.rd) {
+			early = it.p.appendMessages(early, it.rd.Messages)
+			it.rd.Messages = nil
+		}
+	}
+	if len(early) > 0 && s.trans != nil {
+		s.trans.Send(early)
 	}
 
 	// 2. Persist.
@@ -145,6 +160,26 @@ func (s *Store) handleReadies() {
 			s.markDirty(p)
 		}
 	}
+}
+
+// sendsBeforePersist reports whether rd's messages may leave before rd is
+// persisted: etcd raft allows it for messages that depend only on entries
+// of the same Ready, so a leader's messages may go first unless rd changes
+// the term or vote (a vote must be durable before anyone hears of it) or
+// carries a snapshot.
+func (p *peer) sendsBeforePersist(rd *raft.Ready) bool {
+	if len(rd.Messages) == 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		return false
+	}
+	leader := p.isLeader
+	if rd.SoftState != nil {
+		leader = rd.SoftState.RaftState == raft.StateLeader
+	}
+	if !leader {
+		return false
+	}
+	hs := rd.HardState
+	return raft.IsEmptyHardState(hs) || (hs.Term == p.ps.hardState.Term && hs.Vote == p.ps.hardState.Vote)
 }
 
 // appendEntries writes new log entries, deleting any conflicting tail
