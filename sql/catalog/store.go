@@ -49,6 +49,8 @@ type Catalog struct {
 
 	// syncing: other SQL nodes may change the schema (Sync is running).
 	syncing atomic.Bool
+	// commitChecks coalesces CommitGuard's schema checks.
+	commitChecks refreshGroup
 }
 
 // Open loads the schema from store.
@@ -342,9 +344,12 @@ func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) 
 	c.ddlMu.RLock()
 	defer c.ddlMu.RUnlock()
 	if c.syncing.Load() && len(tables) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), commitRefreshTimeout)
-		_, err := c.Refresh(ctx)
-		cancel()
+		err := c.commitChecks.do(context.Background(), func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), commitRefreshTimeout)
+			defer cancel()
+			_, err := c.Refresh(ctx)
+			return err
+		})
 		if err != nil {
 			return err
 		}
