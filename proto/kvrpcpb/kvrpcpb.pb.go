@@ -2623,11 +2623,18 @@ func (x *CheckSecondaryLocksResponse) GetCommitTs() uint64 {
 	return 0
 }
 
-// GC removes versions older than safe_point in the region.
+// GC removes the versions no read at or above safe_point can see, for the
+// keys in [start_key, end_key) (end_key empty: unbounded), which must lie
+// inside the region (else KeyNotInRegion). The store raises its safe point
+// to safe_point first. Every lock below safe_point must have been resolved
+// before (ScanLock + ResolveLock). A region error may come after part of
+// the range was collected: GC is idempotent, the caller retries.
 type GCRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Context       *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
 	SafePoint     uint64                 `protobuf:"varint,2,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	StartKey      []byte                 `protobuf:"bytes,3,opt,name=start_key,json=startKey,proto3" json:"start_key,omitempty"`
+	EndKey        []byte                 `protobuf:"bytes,4,opt,name=end_key,json=endKey,proto3" json:"end_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2676,12 +2683,30 @@ func (x *GCRequest) GetSafePoint() uint64 {
 	return 0
 }
 
+func (x *GCRequest) GetStartKey() []byte {
+	if x != nil {
+		return x.StartKey
+	}
+	return nil
+}
+
+func (x *GCRequest) GetEndKey() []byte {
+	if x != nil {
+		return x.EndKey
+	}
+	return nil
+}
+
 type GCResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RegionError   *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
-	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RegionError *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error       *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// What this call removed (mvcc.GCStats).
+	KeysExamined    uint64 `protobuf:"varint,3,opt,name=keys_examined,json=keysExamined,proto3" json:"keys_examined,omitempty"`
+	WritesDeleted   uint64 `protobuf:"varint,4,opt,name=writes_deleted,json=writesDeleted,proto3" json:"writes_deleted,omitempty"`
+	DefaultsDeleted uint64 `protobuf:"varint,5,opt,name=defaults_deleted,json=defaultsDeleted,proto3" json:"defaults_deleted,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GCResponse) Reset() {
@@ -2724,6 +2749,166 @@ func (x *GCResponse) GetRegionError() *errorpb.RegionError {
 func (x *GCResponse) GetError() *KeyError {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *GCResponse) GetKeysExamined() uint64 {
+	if x != nil {
+		return x.KeysExamined
+	}
+	return 0
+}
+
+func (x *GCResponse) GetWritesDeleted() uint64 {
+	if x != nil {
+		return x.WritesDeleted
+	}
+	return 0
+}
+
+func (x *GCResponse) GetDefaultsDeleted() uint64 {
+	if x != nil {
+		return x.DefaultsDeleted
+	}
+	return 0
+}
+
+// ScanLock lists up to limit locks with start_ts <= max_version on keys in
+// [start_key, end_key) (end_key empty: unbounded), which must lie inside
+// the region; limit 0 means no limit. Locks come in key order.
+type ScanLockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Context       *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	MaxVersion    uint64                 `protobuf:"varint,2,opt,name=max_version,json=maxVersion,proto3" json:"max_version,omitempty"`
+	StartKey      []byte                 `protobuf:"bytes,3,opt,name=start_key,json=startKey,proto3" json:"start_key,omitempty"`
+	EndKey        []byte                 `protobuf:"bytes,4,opt,name=end_key,json=endKey,proto3" json:"end_key,omitempty"`
+	Limit         uint32                 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockRequest) Reset() {
+	*x = ScanLockRequest{}
+	mi := &file_kvrpcpb_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockRequest) ProtoMessage() {}
+
+func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockRequest.ProtoReflect.Descriptor instead.
+func (*ScanLockRequest) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ScanLockRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetMaxVersion() uint64 {
+	if x != nil {
+		return x.MaxVersion
+	}
+	return 0
+}
+
+func (x *ScanLockRequest) GetStartKey() []byte {
+	if x != nil {
+		return x.StartKey
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetEndKey() []byte {
+	if x != nil {
+		return x.EndKey
+	}
+	return nil
+}
+
+func (x *ScanLockRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ScanLockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RegionError   *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error         *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Locks         []*LockInfo            `protobuf:"bytes,3,rep,name=locks,proto3" json:"locks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanLockResponse) Reset() {
+	*x = ScanLockResponse{}
+	mi := &file_kvrpcpb_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanLockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanLockResponse) ProtoMessage() {}
+
+func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanLockResponse.ProtoReflect.Descriptor instead.
+func (*ScanLockResponse) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ScanLockResponse) GetRegionError() *errorpb.RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *ScanLockResponse) GetLocks() []*LockInfo {
+	if x != nil {
+		return x.Locks
 	}
 	return nil
 }
@@ -2929,15 +3114,31 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12'\n" +
 	"\x05locks\x18\x03 \x03(\v2\x11.kvrpcpb.LockInfoR\x05locks\x12\x1b\n" +
-	"\tcommit_ts\x18\x04 \x01(\x04R\bcommitTs\"V\n" +
+	"\tcommit_ts\x18\x04 \x01(\x04R\bcommitTs\"\x8c\x01\n" +
 	"\tGCRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1d\n" +
 	"\n" +
-	"safe_point\x18\x02 \x01(\x04R\tsafePoint\"n\n" +
+	"safe_point\x18\x02 \x01(\x04R\tsafePoint\x12\x1b\n" +
+	"\tstart_key\x18\x03 \x01(\fR\bstartKey\x12\x17\n" +
+	"\aend_key\x18\x04 \x01(\fR\x06endKey\"\xe5\x01\n" +
 	"\n" +
 	"GCResponse\x127\n" +
 	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
-	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error*d\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12#\n" +
+	"\rkeys_examined\x18\x03 \x01(\x04R\fkeysExamined\x12%\n" +
+	"\x0ewrites_deleted\x18\x04 \x01(\x04R\rwritesDeleted\x12)\n" +
+	"\x10defaults_deleted\x18\x05 \x01(\x04R\x0fdefaultsDeleted\"\xaa\x01\n" +
+	"\x0fScanLockRequest\x12*\n" +
+	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1f\n" +
+	"\vmax_version\x18\x02 \x01(\x04R\n" +
+	"maxVersion\x12\x1b\n" +
+	"\tstart_key\x18\x03 \x01(\fR\bstartKey\x12\x17\n" +
+	"\aend_key\x18\x04 \x01(\fR\x06endKey\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limit\"\x9d\x01\n" +
+	"\x10ScanLockResponse\x127\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12'\n" +
+	"\x05locks\x18\x03 \x03(\v2\x11.kvrpcpb.LockInfoR\x05locks*d\n" +
 	"\x02Op\x12\r\n" +
 	"\tOpUnknown\x10\x00\x12\a\n" +
 	"\x03Put\x10\x01\x12\a\n" +
@@ -2965,7 +3166,7 @@ func file_kvrpcpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvrpcpb_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_kvrpcpb_proto_goTypes = []any{
 	(Op)(0),                             // 0: kvrpcpb.Op
 	(TxnAction)(0),                      // 1: kvrpcpb.TxnAction
@@ -3006,13 +3207,15 @@ var file_kvrpcpb_proto_goTypes = []any{
 	(*CheckSecondaryLocksResponse)(nil), // 36: kvrpcpb.CheckSecondaryLocksResponse
 	(*GCRequest)(nil),                   // 37: kvrpcpb.GCRequest
 	(*GCResponse)(nil),                  // 38: kvrpcpb.GCResponse
-	(*metapb.RegionEpoch)(nil),          // 39: metapb.RegionEpoch
-	(*metapb.Peer)(nil),                 // 40: metapb.Peer
-	(*errorpb.RegionError)(nil),         // 41: errorpb.RegionError
+	(*ScanLockRequest)(nil),             // 39: kvrpcpb.ScanLockRequest
+	(*ScanLockResponse)(nil),            // 40: kvrpcpb.ScanLockResponse
+	(*metapb.RegionEpoch)(nil),          // 41: metapb.RegionEpoch
+	(*metapb.Peer)(nil),                 // 42: metapb.Peer
+	(*errorpb.RegionError)(nil),         // 43: errorpb.RegionError
 }
 var file_kvrpcpb_proto_depIdxs = []int32{
-	39, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
-	40, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
+	41, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
+	42, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
 	0,  // 2: kvrpcpb.Mutation.op:type_name -> kvrpcpb.Op
 	0,  // 3: kvrpcpb.LockInfo.type:type_name -> kvrpcpb.Op
 	5,  // 4: kvrpcpb.KeyError.locked:type_name -> kvrpcpb.LockInfo
@@ -3024,59 +3227,63 @@ var file_kvrpcpb_proto_depIdxs = []int32{
 	7,  // 10: kvrpcpb.KeyError.deadlock:type_name -> kvrpcpb.Deadlock
 	5,  // 11: kvrpcpb.KeyError.lock_wait_timeout:type_name -> kvrpcpb.LockInfo
 	2,  // 12: kvrpcpb.GetRequest.context:type_name -> kvrpcpb.Context
-	41, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
+	43, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 14: kvrpcpb.GetResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 15: kvrpcpb.BatchGetRequest.context:type_name -> kvrpcpb.Context
-	41, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
+	43, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 17: kvrpcpb.BatchGetResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 18: kvrpcpb.BatchGetResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 19: kvrpcpb.ScanRequest.context:type_name -> kvrpcpb.Context
-	41, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
+	43, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 21: kvrpcpb.ScanResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 22: kvrpcpb.ScanResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 23: kvrpcpb.PrewriteRequest.context:type_name -> kvrpcpb.Context
 	4,  // 24: kvrpcpb.PrewriteRequest.mutations:type_name -> kvrpcpb.Mutation
-	41, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
+	43, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 26: kvrpcpb.PrewriteResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 27: kvrpcpb.CommitRequest.context:type_name -> kvrpcpb.Context
-	41, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
+	43, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 29: kvrpcpb.CommitResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 30: kvrpcpb.CleanupRequest.context:type_name -> kvrpcpb.Context
-	41, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
+	43, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 32: kvrpcpb.CleanupResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 33: kvrpcpb.BatchRollbackRequest.context:type_name -> kvrpcpb.Context
-	41, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
+	43, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 35: kvrpcpb.BatchRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 36: kvrpcpb.CheckTxnStatusRequest.context:type_name -> kvrpcpb.Context
-	41, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
+	43, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 38: kvrpcpb.CheckTxnStatusResponse.error:type_name -> kvrpcpb.KeyError
 	1,  // 39: kvrpcpb.CheckTxnStatusResponse.action:type_name -> kvrpcpb.TxnAction
 	5,  // 40: kvrpcpb.CheckTxnStatusResponse.lock_info:type_name -> kvrpcpb.LockInfo
 	2,  // 41: kvrpcpb.ResolveLockRequest.context:type_name -> kvrpcpb.Context
-	41, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
+	43, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 43: kvrpcpb.ResolveLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 44: kvrpcpb.PessimisticLockRequest.context:type_name -> kvrpcpb.Context
 	28, // 45: kvrpcpb.PessimisticLockRequest.keys:type_name -> kvrpcpb.PessimisticLockKey
-	41, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
+	43, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 47: kvrpcpb.PessimisticLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 48: kvrpcpb.PessimisticRollbackRequest.context:type_name -> kvrpcpb.Context
-	41, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
+	43, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 50: kvrpcpb.PessimisticRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 51: kvrpcpb.TxnHeartBeatRequest.context:type_name -> kvrpcpb.Context
-	41, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
+	43, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 53: kvrpcpb.TxnHeartBeatResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 54: kvrpcpb.CheckSecondaryLocksRequest.context:type_name -> kvrpcpb.Context
-	41, // 55: kvrpcpb.CheckSecondaryLocksResponse.region_error:type_name -> errorpb.RegionError
+	43, // 55: kvrpcpb.CheckSecondaryLocksResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 56: kvrpcpb.CheckSecondaryLocksResponse.error:type_name -> kvrpcpb.KeyError
 	5,  // 57: kvrpcpb.CheckSecondaryLocksResponse.locks:type_name -> kvrpcpb.LockInfo
 	2,  // 58: kvrpcpb.GCRequest.context:type_name -> kvrpcpb.Context
-	41, // 59: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
+	43, // 59: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 60: kvrpcpb.GCResponse.error:type_name -> kvrpcpb.KeyError
-	61, // [61:61] is the sub-list for method output_type
-	61, // [61:61] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	2,  // 61: kvrpcpb.ScanLockRequest.context:type_name -> kvrpcpb.Context
+	43, // 62: kvrpcpb.ScanLockResponse.region_error:type_name -> errorpb.RegionError
+	9,  // 63: kvrpcpb.ScanLockResponse.error:type_name -> kvrpcpb.KeyError
+	5,  // 64: kvrpcpb.ScanLockResponse.locks:type_name -> kvrpcpb.LockInfo
+	65, // [65:65] is the sub-list for method output_type
+	65, // [65:65] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_kvrpcpb_proto_init() }
@@ -3090,7 +3297,7 @@ func file_kvrpcpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvrpcpb_proto_rawDesc), len(file_kvrpcpb_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

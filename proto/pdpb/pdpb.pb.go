@@ -2558,6 +2558,144 @@ func (x *UpdateGCSafePointResponse) GetNewSafePoint() uint64 {
 	return 0
 }
 
+type UpdateServiceGCSafePointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *RequestHeader         `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	ServiceId     string                 `protobuf:"bytes,2,opt,name=service_id,json=serviceId,proto3" json:"service_id,omitempty"`
+	Ttl           int64                  `protobuf:"varint,3,opt,name=ttl,proto3" json:"ttl,omitempty"` // seconds; 0 removes the service's entry
+	SafePoint     uint64                 `protobuf:"varint,4,opt,name=safe_point,json=safePoint,proto3" json:"safe_point,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateServiceGCSafePointRequest) Reset() {
+	*x = UpdateServiceGCSafePointRequest{}
+	mi := &file_pdpb_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateServiceGCSafePointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateServiceGCSafePointRequest) ProtoMessage() {}
+
+func (x *UpdateServiceGCSafePointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateServiceGCSafePointRequest.ProtoReflect.Descriptor instead.
+func (*UpdateServiceGCSafePointRequest) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *UpdateServiceGCSafePointRequest) GetHeader() *RequestHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *UpdateServiceGCSafePointRequest) GetServiceId() string {
+	if x != nil {
+		return x.ServiceId
+	}
+	return ""
+}
+
+func (x *UpdateServiceGCSafePointRequest) GetTtl() int64 {
+	if x != nil {
+		return x.Ttl
+	}
+	return 0
+}
+
+func (x *UpdateServiceGCSafePointRequest) GetSafePoint() uint64 {
+	if x != nil {
+		return x.SafePoint
+	}
+	return 0
+}
+
+type UpdateServiceGCSafePointResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Header *ResponseHeader        `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	// The smallest safe point of an unexpired service (0 and "" if none).
+	MinServiceId string `protobuf:"bytes,2,opt,name=min_service_id,json=minServiceId,proto3" json:"min_service_id,omitempty"`
+	MinSafePoint uint64 `protobuf:"varint,3,opt,name=min_safe_point,json=minSafePoint,proto3" json:"min_safe_point,omitempty"`
+	// The expiry of that entry (unix seconds, by the PD leader's clock).
+	MinExpiresAt  int64 `protobuf:"varint,4,opt,name=min_expires_at,json=minExpiresAt,proto3" json:"min_expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateServiceGCSafePointResponse) Reset() {
+	*x = UpdateServiceGCSafePointResponse{}
+	mi := &file_pdpb_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateServiceGCSafePointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateServiceGCSafePointResponse) ProtoMessage() {}
+
+func (x *UpdateServiceGCSafePointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pdpb_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateServiceGCSafePointResponse.ProtoReflect.Descriptor instead.
+func (*UpdateServiceGCSafePointResponse) Descriptor() ([]byte, []int) {
+	return file_pdpb_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *UpdateServiceGCSafePointResponse) GetHeader() *ResponseHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *UpdateServiceGCSafePointResponse) GetMinServiceId() string {
+	if x != nil {
+		return x.MinServiceId
+	}
+	return ""
+}
+
+func (x *UpdateServiceGCSafePointResponse) GetMinSafePoint() uint64 {
+	if x != nil {
+		return x.MinSafePoint
+	}
+	return 0
+}
+
+func (x *UpdateServiceGCSafePointResponse) GetMinExpiresAt() int64 {
+	if x != nil {
+		return x.MinExpiresAt
+	}
+	return 0
+}
+
 var File_pdpb_proto protoreflect.FileDescriptor
 
 const file_pdpb_proto_rawDesc = "" +
@@ -2726,7 +2864,19 @@ const file_pdpb_proto_rawDesc = "" +
 	"safe_point\x18\x02 \x01(\x04R\tsafePoint\"o\n" +
 	"\x19UpdateGCSafePointResponse\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.pdpb.ResponseHeaderR\x06header\x12$\n" +
-	"\x0enew_safe_point\x18\x02 \x01(\x04R\fnewSafePoint*\xa5\x01\n" +
+	"\x0enew_safe_point\x18\x02 \x01(\x04R\fnewSafePoint\"\x9e\x01\n" +
+	"\x1fUpdateServiceGCSafePointRequest\x12+\n" +
+	"\x06header\x18\x01 \x01(\v2\x13.pdpb.RequestHeaderR\x06header\x12\x1d\n" +
+	"\n" +
+	"service_id\x18\x02 \x01(\tR\tserviceId\x12\x10\n" +
+	"\x03ttl\x18\x03 \x01(\x03R\x03ttl\x12\x1d\n" +
+	"\n" +
+	"safe_point\x18\x04 \x01(\x04R\tsafePoint\"\xc2\x01\n" +
+	" UpdateServiceGCSafePointResponse\x12,\n" +
+	"\x06header\x18\x01 \x01(\v2\x14.pdpb.ResponseHeaderR\x06header\x12$\n" +
+	"\x0emin_service_id\x18\x02 \x01(\tR\fminServiceId\x12$\n" +
+	"\x0emin_safe_point\x18\x03 \x01(\x04R\fminSafePoint\x12$\n" +
+	"\x0emin_expires_at\x18\x04 \x01(\x03R\fminExpiresAt*\xa5\x01\n" +
 	"\tErrorType\x12\x06\n" +
 	"\x02OK\x10\x00\x12\v\n" +
 	"\aUNKNOWN\x10\x01\x12\x14\n" +
@@ -2741,7 +2891,7 @@ const file_pdpb_proto_rawDesc = "" +
 	"\aAddNode\x10\x00\x12\x0e\n" +
 	"\n" +
 	"RemoveNode\x10\x01\x12\x12\n" +
-	"\x0eAddLearnerNode\x10\x022\x84\n" +
+	"\x0eAddLearnerNode\x10\x022\xf1\n" +
 	"\n" +
 	"\x02PD\x12A\n" +
 	"\n" +
@@ -2762,7 +2912,8 @@ const file_pdpb_proto_rawDesc = "" +
 	"\rAskBatchSplit\x12\x1a.pdpb.AskBatchSplitRequest\x1a\x1b.pdpb.AskBatchSplitResponse\"\x00\x12S\n" +
 	"\x10ReportBatchSplit\x12\x1d.pdpb.ReportBatchSplitRequest\x1a\x1e.pdpb.ReportBatchSplitResponse\"\x00\x12M\n" +
 	"\x0eGetGCSafePoint\x12\x1b.pdpb.GetGCSafePointRequest\x1a\x1c.pdpb.GetGCSafePointResponse\"\x00\x12V\n" +
-	"\x11UpdateGCSafePoint\x12\x1e.pdpb.UpdateGCSafePointRequest\x1a\x1f.pdpb.UpdateGCSafePointResponse\"\x00B%Z#github.com/shoaldb/shoal/proto/pdpbb\x06proto3"
+	"\x11UpdateGCSafePoint\x12\x1e.pdpb.UpdateGCSafePointRequest\x1a\x1f.pdpb.UpdateGCSafePointResponse\"\x00\x12k\n" +
+	"\x18UpdateServiceGCSafePoint\x12%.pdpb.UpdateServiceGCSafePointRequest\x1a&.pdpb.UpdateServiceGCSafePointResponse\"\x00B%Z#github.com/shoaldb/shoal/proto/pdpbb\x06proto3"
 
 var (
 	file_pdpb_proto_rawDescOnce sync.Once
@@ -2777,58 +2928,60 @@ func file_pdpb_proto_rawDescGZIP() []byte {
 }
 
 var file_pdpb_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_pdpb_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_pdpb_proto_goTypes = []any{
-	(ErrorType)(0),                    // 0: pdpb.ErrorType
-	(ConfChangeType)(0),               // 1: pdpb.ConfChangeType
-	(*RequestHeader)(nil),             // 2: pdpb.RequestHeader
-	(*Error)(nil),                     // 3: pdpb.Error
-	(*ResponseHeader)(nil),            // 4: pdpb.ResponseHeader
-	(*Member)(nil),                    // 5: pdpb.Member
-	(*GetMembersRequest)(nil),         // 6: pdpb.GetMembersRequest
-	(*GetMembersResponse)(nil),        // 7: pdpb.GetMembersResponse
-	(*Timestamp)(nil),                 // 8: pdpb.Timestamp
-	(*TsoRequest)(nil),                // 9: pdpb.TsoRequest
-	(*TsoResponse)(nil),               // 10: pdpb.TsoResponse
-	(*AllocIDRequest)(nil),            // 11: pdpb.AllocIDRequest
-	(*AllocIDResponse)(nil),           // 12: pdpb.AllocIDResponse
-	(*IsBootstrappedRequest)(nil),     // 13: pdpb.IsBootstrappedRequest
-	(*IsBootstrappedResponse)(nil),    // 14: pdpb.IsBootstrappedResponse
-	(*BootstrapRequest)(nil),          // 15: pdpb.BootstrapRequest
-	(*BootstrapResponse)(nil),         // 16: pdpb.BootstrapResponse
-	(*PutStoreRequest)(nil),           // 17: pdpb.PutStoreRequest
-	(*PutStoreResponse)(nil),          // 18: pdpb.PutStoreResponse
-	(*GetStoreRequest)(nil),           // 19: pdpb.GetStoreRequest
-	(*GetStoreResponse)(nil),          // 20: pdpb.GetStoreResponse
-	(*GetAllStoresRequest)(nil),       // 21: pdpb.GetAllStoresRequest
-	(*GetAllStoresResponse)(nil),      // 22: pdpb.GetAllStoresResponse
-	(*StoreStats)(nil),                // 23: pdpb.StoreStats
-	(*StoreHeartbeatRequest)(nil),     // 24: pdpb.StoreHeartbeatRequest
-	(*StoreHeartbeatResponse)(nil),    // 25: pdpb.StoreHeartbeatResponse
-	(*PeerStats)(nil),                 // 26: pdpb.PeerStats
-	(*RegionHeartbeatRequest)(nil),    // 27: pdpb.RegionHeartbeatRequest
-	(*ChangePeer)(nil),                // 28: pdpb.ChangePeer
-	(*TransferLeader)(nil),            // 29: pdpb.TransferLeader
-	(*RegionHeartbeatResponse)(nil),   // 30: pdpb.RegionHeartbeatResponse
-	(*GetRegionRequest)(nil),          // 31: pdpb.GetRegionRequest
-	(*GetRegionResponse)(nil),         // 32: pdpb.GetRegionResponse
-	(*GetRegionByIDRequest)(nil),      // 33: pdpb.GetRegionByIDRequest
-	(*ScanRegionsRequest)(nil),        // 34: pdpb.ScanRegionsRequest
-	(*RegionWithLeader)(nil),          // 35: pdpb.RegionWithLeader
-	(*ScanRegionsResponse)(nil),       // 36: pdpb.ScanRegionsResponse
-	(*SplitID)(nil),                   // 37: pdpb.SplitID
-	(*AskBatchSplitRequest)(nil),      // 38: pdpb.AskBatchSplitRequest
-	(*AskBatchSplitResponse)(nil),     // 39: pdpb.AskBatchSplitResponse
-	(*ReportBatchSplitRequest)(nil),   // 40: pdpb.ReportBatchSplitRequest
-	(*ReportBatchSplitResponse)(nil),  // 41: pdpb.ReportBatchSplitResponse
-	(*GetGCSafePointRequest)(nil),     // 42: pdpb.GetGCSafePointRequest
-	(*GetGCSafePointResponse)(nil),    // 43: pdpb.GetGCSafePointResponse
-	(*UpdateGCSafePointRequest)(nil),  // 44: pdpb.UpdateGCSafePointRequest
-	(*UpdateGCSafePointResponse)(nil), // 45: pdpb.UpdateGCSafePointResponse
-	(*metapb.Store)(nil),              // 46: metapb.Store
-	(*metapb.Region)(nil),             // 47: metapb.Region
-	(*metapb.Peer)(nil),               // 48: metapb.Peer
-	(*metapb.RegionEpoch)(nil),        // 49: metapb.RegionEpoch
+	(ErrorType)(0),                           // 0: pdpb.ErrorType
+	(ConfChangeType)(0),                      // 1: pdpb.ConfChangeType
+	(*RequestHeader)(nil),                    // 2: pdpb.RequestHeader
+	(*Error)(nil),                            // 3: pdpb.Error
+	(*ResponseHeader)(nil),                   // 4: pdpb.ResponseHeader
+	(*Member)(nil),                           // 5: pdpb.Member
+	(*GetMembersRequest)(nil),                // 6: pdpb.GetMembersRequest
+	(*GetMembersResponse)(nil),               // 7: pdpb.GetMembersResponse
+	(*Timestamp)(nil),                        // 8: pdpb.Timestamp
+	(*TsoRequest)(nil),                       // 9: pdpb.TsoRequest
+	(*TsoResponse)(nil),                      // 10: pdpb.TsoResponse
+	(*AllocIDRequest)(nil),                   // 11: pdpb.AllocIDRequest
+	(*AllocIDResponse)(nil),                  // 12: pdpb.AllocIDResponse
+	(*IsBootstrappedRequest)(nil),            // 13: pdpb.IsBootstrappedRequest
+	(*IsBootstrappedResponse)(nil),           // 14: pdpb.IsBootstrappedResponse
+	(*BootstrapRequest)(nil),                 // 15: pdpb.BootstrapRequest
+	(*BootstrapResponse)(nil),                // 16: pdpb.BootstrapResponse
+	(*PutStoreRequest)(nil),                  // 17: pdpb.PutStoreRequest
+	(*PutStoreResponse)(nil),                 // 18: pdpb.PutStoreResponse
+	(*GetStoreRequest)(nil),                  // 19: pdpb.GetStoreRequest
+	(*GetStoreResponse)(nil),                 // 20: pdpb.GetStoreResponse
+	(*GetAllStoresRequest)(nil),              // 21: pdpb.GetAllStoresRequest
+	(*GetAllStoresResponse)(nil),             // 22: pdpb.GetAllStoresResponse
+	(*StoreStats)(nil),                       // 23: pdpb.StoreStats
+	(*StoreHeartbeatRequest)(nil),            // 24: pdpb.StoreHeartbeatRequest
+	(*StoreHeartbeatResponse)(nil),           // 25: pdpb.StoreHeartbeatResponse
+	(*PeerStats)(nil),                        // 26: pdpb.PeerStats
+	(*RegionHeartbeatRequest)(nil),           // 27: pdpb.RegionHeartbeatRequest
+	(*ChangePeer)(nil),                       // 28: pdpb.ChangePeer
+	(*TransferLeader)(nil),                   // 29: pdpb.TransferLeader
+	(*RegionHeartbeatResponse)(nil),          // 30: pdpb.RegionHeartbeatResponse
+	(*GetRegionRequest)(nil),                 // 31: pdpb.GetRegionRequest
+	(*GetRegionResponse)(nil),                // 32: pdpb.GetRegionResponse
+	(*GetRegionByIDRequest)(nil),             // 33: pdpb.GetRegionByIDRequest
+	(*ScanRegionsRequest)(nil),               // 34: pdpb.ScanRegionsRequest
+	(*RegionWithLeader)(nil),                 // 35: pdpb.RegionWithLeader
+	(*ScanRegionsResponse)(nil),              // 36: pdpb.ScanRegionsResponse
+	(*SplitID)(nil),                          // 37: pdpb.SplitID
+	(*AskBatchSplitRequest)(nil),             // 38: pdpb.AskBatchSplitRequest
+	(*AskBatchSplitResponse)(nil),            // 39: pdpb.AskBatchSplitResponse
+	(*ReportBatchSplitRequest)(nil),          // 40: pdpb.ReportBatchSplitRequest
+	(*ReportBatchSplitResponse)(nil),         // 41: pdpb.ReportBatchSplitResponse
+	(*GetGCSafePointRequest)(nil),            // 42: pdpb.GetGCSafePointRequest
+	(*GetGCSafePointResponse)(nil),           // 43: pdpb.GetGCSafePointResponse
+	(*UpdateGCSafePointRequest)(nil),         // 44: pdpb.UpdateGCSafePointRequest
+	(*UpdateGCSafePointResponse)(nil),        // 45: pdpb.UpdateGCSafePointResponse
+	(*UpdateServiceGCSafePointRequest)(nil),  // 46: pdpb.UpdateServiceGCSafePointRequest
+	(*UpdateServiceGCSafePointResponse)(nil), // 47: pdpb.UpdateServiceGCSafePointResponse
+	(*metapb.Store)(nil),                     // 48: metapb.Store
+	(*metapb.Region)(nil),                    // 49: metapb.Region
+	(*metapb.Peer)(nil),                      // 50: metapb.Peer
+	(*metapb.RegionEpoch)(nil),               // 51: metapb.RegionEpoch
 }
 var file_pdpb_proto_depIdxs = []int32{
 	0,  // 0: pdpb.Error.type:type_name -> pdpb.ErrorType
@@ -2845,98 +2998,102 @@ var file_pdpb_proto_depIdxs = []int32{
 	2,  // 11: pdpb.IsBootstrappedRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 12: pdpb.IsBootstrappedResponse.header:type_name -> pdpb.ResponseHeader
 	2,  // 13: pdpb.BootstrapRequest.header:type_name -> pdpb.RequestHeader
-	46, // 14: pdpb.BootstrapRequest.store:type_name -> metapb.Store
-	47, // 15: pdpb.BootstrapRequest.region:type_name -> metapb.Region
+	48, // 14: pdpb.BootstrapRequest.store:type_name -> metapb.Store
+	49, // 15: pdpb.BootstrapRequest.region:type_name -> metapb.Region
 	4,  // 16: pdpb.BootstrapResponse.header:type_name -> pdpb.ResponseHeader
 	2,  // 17: pdpb.PutStoreRequest.header:type_name -> pdpb.RequestHeader
-	46, // 18: pdpb.PutStoreRequest.store:type_name -> metapb.Store
+	48, // 18: pdpb.PutStoreRequest.store:type_name -> metapb.Store
 	4,  // 19: pdpb.PutStoreResponse.header:type_name -> pdpb.ResponseHeader
 	2,  // 20: pdpb.GetStoreRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 21: pdpb.GetStoreResponse.header:type_name -> pdpb.ResponseHeader
-	46, // 22: pdpb.GetStoreResponse.store:type_name -> metapb.Store
+	48, // 22: pdpb.GetStoreResponse.store:type_name -> metapb.Store
 	23, // 23: pdpb.GetStoreResponse.stats:type_name -> pdpb.StoreStats
 	2,  // 24: pdpb.GetAllStoresRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 25: pdpb.GetAllStoresResponse.header:type_name -> pdpb.ResponseHeader
-	46, // 26: pdpb.GetAllStoresResponse.stores:type_name -> metapb.Store
+	48, // 26: pdpb.GetAllStoresResponse.stores:type_name -> metapb.Store
 	2,  // 27: pdpb.StoreHeartbeatRequest.header:type_name -> pdpb.RequestHeader
 	23, // 28: pdpb.StoreHeartbeatRequest.stats:type_name -> pdpb.StoreStats
 	4,  // 29: pdpb.StoreHeartbeatResponse.header:type_name -> pdpb.ResponseHeader
-	48, // 30: pdpb.PeerStats.peer:type_name -> metapb.Peer
+	50, // 30: pdpb.PeerStats.peer:type_name -> metapb.Peer
 	2,  // 31: pdpb.RegionHeartbeatRequest.header:type_name -> pdpb.RequestHeader
-	47, // 32: pdpb.RegionHeartbeatRequest.region:type_name -> metapb.Region
-	48, // 33: pdpb.RegionHeartbeatRequest.leader:type_name -> metapb.Peer
+	49, // 32: pdpb.RegionHeartbeatRequest.region:type_name -> metapb.Region
+	50, // 33: pdpb.RegionHeartbeatRequest.leader:type_name -> metapb.Peer
 	26, // 34: pdpb.RegionHeartbeatRequest.down_peers:type_name -> pdpb.PeerStats
-	48, // 35: pdpb.RegionHeartbeatRequest.pending_peers:type_name -> metapb.Peer
-	48, // 36: pdpb.ChangePeer.peer:type_name -> metapb.Peer
+	50, // 35: pdpb.RegionHeartbeatRequest.pending_peers:type_name -> metapb.Peer
+	50, // 36: pdpb.ChangePeer.peer:type_name -> metapb.Peer
 	1,  // 37: pdpb.ChangePeer.change_type:type_name -> pdpb.ConfChangeType
-	48, // 38: pdpb.TransferLeader.peer:type_name -> metapb.Peer
+	50, // 38: pdpb.TransferLeader.peer:type_name -> metapb.Peer
 	4,  // 39: pdpb.RegionHeartbeatResponse.header:type_name -> pdpb.ResponseHeader
-	49, // 40: pdpb.RegionHeartbeatResponse.region_epoch:type_name -> metapb.RegionEpoch
-	48, // 41: pdpb.RegionHeartbeatResponse.target_peer:type_name -> metapb.Peer
+	51, // 40: pdpb.RegionHeartbeatResponse.region_epoch:type_name -> metapb.RegionEpoch
+	50, // 41: pdpb.RegionHeartbeatResponse.target_peer:type_name -> metapb.Peer
 	28, // 42: pdpb.RegionHeartbeatResponse.change_peer:type_name -> pdpb.ChangePeer
 	29, // 43: pdpb.RegionHeartbeatResponse.transfer_leader:type_name -> pdpb.TransferLeader
 	2,  // 44: pdpb.GetRegionRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 45: pdpb.GetRegionResponse.header:type_name -> pdpb.ResponseHeader
-	47, // 46: pdpb.GetRegionResponse.region:type_name -> metapb.Region
-	48, // 47: pdpb.GetRegionResponse.leader:type_name -> metapb.Peer
+	49, // 46: pdpb.GetRegionResponse.region:type_name -> metapb.Region
+	50, // 47: pdpb.GetRegionResponse.leader:type_name -> metapb.Peer
 	2,  // 48: pdpb.GetRegionByIDRequest.header:type_name -> pdpb.RequestHeader
 	2,  // 49: pdpb.ScanRegionsRequest.header:type_name -> pdpb.RequestHeader
-	47, // 50: pdpb.RegionWithLeader.region:type_name -> metapb.Region
-	48, // 51: pdpb.RegionWithLeader.leader:type_name -> metapb.Peer
+	49, // 50: pdpb.RegionWithLeader.region:type_name -> metapb.Region
+	50, // 51: pdpb.RegionWithLeader.leader:type_name -> metapb.Peer
 	4,  // 52: pdpb.ScanRegionsResponse.header:type_name -> pdpb.ResponseHeader
 	35, // 53: pdpb.ScanRegionsResponse.regions:type_name -> pdpb.RegionWithLeader
 	2,  // 54: pdpb.AskBatchSplitRequest.header:type_name -> pdpb.RequestHeader
-	47, // 55: pdpb.AskBatchSplitRequest.region:type_name -> metapb.Region
+	49, // 55: pdpb.AskBatchSplitRequest.region:type_name -> metapb.Region
 	4,  // 56: pdpb.AskBatchSplitResponse.header:type_name -> pdpb.ResponseHeader
 	37, // 57: pdpb.AskBatchSplitResponse.ids:type_name -> pdpb.SplitID
 	2,  // 58: pdpb.ReportBatchSplitRequest.header:type_name -> pdpb.RequestHeader
-	47, // 59: pdpb.ReportBatchSplitRequest.regions:type_name -> metapb.Region
+	49, // 59: pdpb.ReportBatchSplitRequest.regions:type_name -> metapb.Region
 	4,  // 60: pdpb.ReportBatchSplitResponse.header:type_name -> pdpb.ResponseHeader
 	2,  // 61: pdpb.GetGCSafePointRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 62: pdpb.GetGCSafePointResponse.header:type_name -> pdpb.ResponseHeader
 	2,  // 63: pdpb.UpdateGCSafePointRequest.header:type_name -> pdpb.RequestHeader
 	4,  // 64: pdpb.UpdateGCSafePointResponse.header:type_name -> pdpb.ResponseHeader
-	6,  // 65: pdpb.PD.GetMembers:input_type -> pdpb.GetMembersRequest
-	9,  // 66: pdpb.PD.Tso:input_type -> pdpb.TsoRequest
-	11, // 67: pdpb.PD.AllocID:input_type -> pdpb.AllocIDRequest
-	13, // 68: pdpb.PD.IsBootstrapped:input_type -> pdpb.IsBootstrappedRequest
-	15, // 69: pdpb.PD.Bootstrap:input_type -> pdpb.BootstrapRequest
-	17, // 70: pdpb.PD.PutStore:input_type -> pdpb.PutStoreRequest
-	19, // 71: pdpb.PD.GetStore:input_type -> pdpb.GetStoreRequest
-	21, // 72: pdpb.PD.GetAllStores:input_type -> pdpb.GetAllStoresRequest
-	24, // 73: pdpb.PD.StoreHeartbeat:input_type -> pdpb.StoreHeartbeatRequest
-	27, // 74: pdpb.PD.RegionHeartbeat:input_type -> pdpb.RegionHeartbeatRequest
-	31, // 75: pdpb.PD.GetRegion:input_type -> pdpb.GetRegionRequest
-	31, // 76: pdpb.PD.GetPrevRegion:input_type -> pdpb.GetRegionRequest
-	33, // 77: pdpb.PD.GetRegionByID:input_type -> pdpb.GetRegionByIDRequest
-	34, // 78: pdpb.PD.ScanRegions:input_type -> pdpb.ScanRegionsRequest
-	38, // 79: pdpb.PD.AskBatchSplit:input_type -> pdpb.AskBatchSplitRequest
-	40, // 80: pdpb.PD.ReportBatchSplit:input_type -> pdpb.ReportBatchSplitRequest
-	42, // 81: pdpb.PD.GetGCSafePoint:input_type -> pdpb.GetGCSafePointRequest
-	44, // 82: pdpb.PD.UpdateGCSafePoint:input_type -> pdpb.UpdateGCSafePointRequest
-	7,  // 83: pdpb.PD.GetMembers:output_type -> pdpb.GetMembersResponse
-	10, // 84: pdpb.PD.Tso:output_type -> pdpb.TsoResponse
-	12, // 85: pdpb.PD.AllocID:output_type -> pdpb.AllocIDResponse
-	14, // 86: pdpb.PD.IsBootstrapped:output_type -> pdpb.IsBootstrappedResponse
-	16, // 87: pdpb.PD.Bootstrap:output_type -> pdpb.BootstrapResponse
-	18, // 88: pdpb.PD.PutStore:output_type -> pdpb.PutStoreResponse
-	20, // 89: pdpb.PD.GetStore:output_type -> pdpb.GetStoreResponse
-	22, // 90: pdpb.PD.GetAllStores:output_type -> pdpb.GetAllStoresResponse
-	25, // 91: pdpb.PD.StoreHeartbeat:output_type -> pdpb.StoreHeartbeatResponse
-	30, // 92: pdpb.PD.RegionHeartbeat:output_type -> pdpb.RegionHeartbeatResponse
-	32, // 93: pdpb.PD.GetRegion:output_type -> pdpb.GetRegionResponse
-	32, // 94: pdpb.PD.GetPrevRegion:output_type -> pdpb.GetRegionResponse
-	32, // 95: pdpb.PD.GetRegionByID:output_type -> pdpb.GetRegionResponse
-	36, // 96: pdpb.PD.ScanRegions:output_type -> pdpb.ScanRegionsResponse
-	39, // 97: pdpb.PD.AskBatchSplit:output_type -> pdpb.AskBatchSplitResponse
-	41, // 98: pdpb.PD.ReportBatchSplit:output_type -> pdpb.ReportBatchSplitResponse
-	43, // 99: pdpb.PD.GetGCSafePoint:output_type -> pdpb.GetGCSafePointResponse
-	45, // 100: pdpb.PD.UpdateGCSafePoint:output_type -> pdpb.UpdateGCSafePointResponse
-	83, // [83:101] is the sub-list for method output_type
-	65, // [65:83] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	2,  // 65: pdpb.UpdateServiceGCSafePointRequest.header:type_name -> pdpb.RequestHeader
+	4,  // 66: pdpb.UpdateServiceGCSafePointResponse.header:type_name -> pdpb.ResponseHeader
+	6,  // 67: pdpb.PD.GetMembers:input_type -> pdpb.GetMembersRequest
+	9,  // 68: pdpb.PD.Tso:input_type -> pdpb.TsoRequest
+	11, // 69: pdpb.PD.AllocID:input_type -> pdpb.AllocIDRequest
+	13, // 70: pdpb.PD.IsBootstrapped:input_type -> pdpb.IsBootstrappedRequest
+	15, // 71: pdpb.PD.Bootstrap:input_type -> pdpb.BootstrapRequest
+	17, // 72: pdpb.PD.PutStore:input_type -> pdpb.PutStoreRequest
+	19, // 73: pdpb.PD.GetStore:input_type -> pdpb.GetStoreRequest
+	21, // 74: pdpb.PD.GetAllStores:input_type -> pdpb.GetAllStoresRequest
+	24, // 75: pdpb.PD.StoreHeartbeat:input_type -> pdpb.StoreHeartbeatRequest
+	27, // 76: pdpb.PD.RegionHeartbeat:input_type -> pdpb.RegionHeartbeatRequest
+	31, // 77: pdpb.PD.GetRegion:input_type -> pdpb.GetRegionRequest
+	31, // 78: pdpb.PD.GetPrevRegion:input_type -> pdpb.GetRegionRequest
+	33, // 79: pdpb.PD.GetRegionByID:input_type -> pdpb.GetRegionByIDRequest
+	34, // 80: pdpb.PD.ScanRegions:input_type -> pdpb.ScanRegionsRequest
+	38, // 81: pdpb.PD.AskBatchSplit:input_type -> pdpb.AskBatchSplitRequest
+	40, // 82: pdpb.PD.ReportBatchSplit:input_type -> pdpb.ReportBatchSplitRequest
+	42, // 83: pdpb.PD.GetGCSafePoint:input_type -> pdpb.GetGCSafePointRequest
+	44, // 84: pdpb.PD.UpdateGCSafePoint:input_type -> pdpb.UpdateGCSafePointRequest
+	46, // 85: pdpb.PD.UpdateServiceGCSafePoint:input_type -> pdpb.UpdateServiceGCSafePointRequest
+	7,  // 86: pdpb.PD.GetMembers:output_type -> pdpb.GetMembersResponse
+	10, // 87: pdpb.PD.Tso:output_type -> pdpb.TsoResponse
+	12, // 88: pdpb.PD.AllocID:output_type -> pdpb.AllocIDResponse
+	14, // 89: pdpb.PD.IsBootstrapped:output_type -> pdpb.IsBootstrappedResponse
+	16, // 90: pdpb.PD.Bootstrap:output_type -> pdpb.BootstrapResponse
+	18, // 91: pdpb.PD.PutStore:output_type -> pdpb.PutStoreResponse
+	20, // 92: pdpb.PD.GetStore:output_type -> pdpb.GetStoreResponse
+	22, // 93: pdpb.PD.GetAllStores:output_type -> pdpb.GetAllStoresResponse
+	25, // 94: pdpb.PD.StoreHeartbeat:output_type -> pdpb.StoreHeartbeatResponse
+	30, // 95: pdpb.PD.RegionHeartbeat:output_type -> pdpb.RegionHeartbeatResponse
+	32, // 96: pdpb.PD.GetRegion:output_type -> pdpb.GetRegionResponse
+	32, // 97: pdpb.PD.GetPrevRegion:output_type -> pdpb.GetRegionResponse
+	32, // 98: pdpb.PD.GetRegionByID:output_type -> pdpb.GetRegionResponse
+	36, // 99: pdpb.PD.ScanRegions:output_type -> pdpb.ScanRegionsResponse
+	39, // 100: pdpb.PD.AskBatchSplit:output_type -> pdpb.AskBatchSplitResponse
+	41, // 101: pdpb.PD.ReportBatchSplit:output_type -> pdpb.ReportBatchSplitResponse
+	43, // 102: pdpb.PD.GetGCSafePoint:output_type -> pdpb.GetGCSafePointResponse
+	45, // 103: pdpb.PD.UpdateGCSafePoint:output_type -> pdpb.UpdateGCSafePointResponse
+	47, // 104: pdpb.PD.UpdateServiceGCSafePoint:output_type -> pdpb.UpdateServiceGCSafePointResponse
+	86, // [86:105] is the sub-list for method output_type
+	67, // [67:86] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_pdpb_proto_init() }
@@ -2950,7 +3107,7 @@ func file_pdpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pdpb_proto_rawDesc), len(file_pdpb_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,24 +23,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PD_GetMembers_FullMethodName        = "/pdpb.PD/GetMembers"
-	PD_Tso_FullMethodName               = "/pdpb.PD/Tso"
-	PD_AllocID_FullMethodName           = "/pdpb.PD/AllocID"
-	PD_IsBootstrapped_FullMethodName    = "/pdpb.PD/IsBootstrapped"
-	PD_Bootstrap_FullMethodName         = "/pdpb.PD/Bootstrap"
-	PD_PutStore_FullMethodName          = "/pdpb.PD/PutStore"
-	PD_GetStore_FullMethodName          = "/pdpb.PD/GetStore"
-	PD_GetAllStores_FullMethodName      = "/pdpb.PD/GetAllStores"
-	PD_StoreHeartbeat_FullMethodName    = "/pdpb.PD/StoreHeartbeat"
-	PD_RegionHeartbeat_FullMethodName   = "/pdpb.PD/RegionHeartbeat"
-	PD_GetRegion_FullMethodName         = "/pdpb.PD/GetRegion"
-	PD_GetPrevRegion_FullMethodName     = "/pdpb.PD/GetPrevRegion"
-	PD_GetRegionByID_FullMethodName     = "/pdpb.PD/GetRegionByID"
-	PD_ScanRegions_FullMethodName       = "/pdpb.PD/ScanRegions"
-	PD_AskBatchSplit_FullMethodName     = "/pdpb.PD/AskBatchSplit"
-	PD_ReportBatchSplit_FullMethodName  = "/pdpb.PD/ReportBatchSplit"
-	PD_GetGCSafePoint_FullMethodName    = "/pdpb.PD/GetGCSafePoint"
-	PD_UpdateGCSafePoint_FullMethodName = "/pdpb.PD/UpdateGCSafePoint"
+	PD_GetMembers_FullMethodName               = "/pdpb.PD/GetMembers"
+	PD_Tso_FullMethodName                      = "/pdpb.PD/Tso"
+	PD_AllocID_FullMethodName                  = "/pdpb.PD/AllocID"
+	PD_IsBootstrapped_FullMethodName           = "/pdpb.PD/IsBootstrapped"
+	PD_Bootstrap_FullMethodName                = "/pdpb.PD/Bootstrap"
+	PD_PutStore_FullMethodName                 = "/pdpb.PD/PutStore"
+	PD_GetStore_FullMethodName                 = "/pdpb.PD/GetStore"
+	PD_GetAllStores_FullMethodName             = "/pdpb.PD/GetAllStores"
+	PD_StoreHeartbeat_FullMethodName           = "/pdpb.PD/StoreHeartbeat"
+	PD_RegionHeartbeat_FullMethodName          = "/pdpb.PD/RegionHeartbeat"
+	PD_GetRegion_FullMethodName                = "/pdpb.PD/GetRegion"
+	PD_GetPrevRegion_FullMethodName            = "/pdpb.PD/GetPrevRegion"
+	PD_GetRegionByID_FullMethodName            = "/pdpb.PD/GetRegionByID"
+	PD_ScanRegions_FullMethodName              = "/pdpb.PD/ScanRegions"
+	PD_AskBatchSplit_FullMethodName            = "/pdpb.PD/AskBatchSplit"
+	PD_ReportBatchSplit_FullMethodName         = "/pdpb.PD/ReportBatchSplit"
+	PD_GetGCSafePoint_FullMethodName           = "/pdpb.PD/GetGCSafePoint"
+	PD_UpdateGCSafePoint_FullMethodName        = "/pdpb.PD/UpdateGCSafePoint"
+	PD_UpdateServiceGCSafePoint_FullMethodName = "/pdpb.PD/UpdateServiceGCSafePoint"
 )
 
 // PDClient is the client API for PD service.
@@ -68,6 +69,11 @@ type PDClient interface {
 	ReportBatchSplit(ctx context.Context, in *ReportBatchSplitRequest, opts ...grpc.CallOption) (*ReportBatchSplitResponse, error)
 	GetGCSafePoint(ctx context.Context, in *GetGCSafePointRequest, opts ...grpc.CallOption) (*GetGCSafePointResponse, error)
 	UpdateGCSafePoint(ctx context.Context, in *UpdateGCSafePointRequest, opts ...grpc.CallOption) (*UpdateGCSafePointResponse, error)
+	// UpdateServiceGCSafePoint records that service_id (a SQL node) needs
+	// the versions at and above safe_point for ttl seconds (ttl 0 removes
+	// the entry) and answers the minimum over the unexpired entries, which
+	// the GC safe point must not exceed.
+	UpdateServiceGCSafePoint(ctx context.Context, in *UpdateServiceGCSafePointRequest, opts ...grpc.CallOption) (*UpdateServiceGCSafePointResponse, error)
 }
 
 type pDClient struct {
@@ -264,6 +270,16 @@ func (c *pDClient) UpdateGCSafePoint(ctx context.Context, in *UpdateGCSafePointR
 	return out, nil
 }
 
+func (c *pDClient) UpdateServiceGCSafePoint(ctx context.Context, in *UpdateServiceGCSafePointRequest, opts ...grpc.CallOption) (*UpdateServiceGCSafePointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateServiceGCSafePointResponse)
+	err := c.cc.Invoke(ctx, PD_UpdateServiceGCSafePoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PDServer is the server API for PD service.
 // All implementations must embed UnimplementedPDServer
 // for forward compatibility.
@@ -289,6 +305,11 @@ type PDServer interface {
 	ReportBatchSplit(context.Context, *ReportBatchSplitRequest) (*ReportBatchSplitResponse, error)
 	GetGCSafePoint(context.Context, *GetGCSafePointRequest) (*GetGCSafePointResponse, error)
 	UpdateGCSafePoint(context.Context, *UpdateGCSafePointRequest) (*UpdateGCSafePointResponse, error)
+	// UpdateServiceGCSafePoint records that service_id (a SQL node) needs
+	// the versions at and above safe_point for ttl seconds (ttl 0 removes
+	// the entry) and answers the minimum over the unexpired entries, which
+	// the GC safe point must not exceed.
+	UpdateServiceGCSafePoint(context.Context, *UpdateServiceGCSafePointRequest) (*UpdateServiceGCSafePointResponse, error)
 	mustEmbedUnimplementedPDServer()
 }
 
@@ -352,6 +373,9 @@ func (UnimplementedPDServer) GetGCSafePoint(context.Context, *GetGCSafePointRequ
 }
 func (UnimplementedPDServer) UpdateGCSafePoint(context.Context, *UpdateGCSafePointRequest) (*UpdateGCSafePointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateGCSafePoint not implemented")
+}
+func (UnimplementedPDServer) UpdateServiceGCSafePoint(context.Context, *UpdateServiceGCSafePointRequest) (*UpdateServiceGCSafePointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateServiceGCSafePoint not implemented")
 }
 func (UnimplementedPDServer) mustEmbedUnimplementedPDServer() {}
 func (UnimplementedPDServer) testEmbeddedByValue()            {}
@@ -676,6 +700,24 @@ func _PD_UpdateGCSafePoint_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PD_UpdateServiceGCSafePoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateServiceGCSafePointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PDServer).UpdateServiceGCSafePoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PD_UpdateServiceGCSafePoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PDServer).UpdateServiceGCSafePoint(ctx, req.(*UpdateServiceGCSafePointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PD_ServiceDesc is the grpc.ServiceDesc for PD service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -746,6 +788,10 @@ var PD_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateGCSafePoint",
 			Handler:    _PD_UpdateGCSafePoint_Handler,
+		},
+		{
+			MethodName: "UpdateServiceGCSafePoint",
+			Handler:    _PD_UpdateServiceGCSafePoint_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -85,7 +85,7 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\ftikvpb.proto\x12\x06tikvpb\x1a\rkvrpcpb.proto\x1a\x12raftserverpb.proto\"X\n" +
 	"\rSnapshotChunk\x123\n" +
 	"\amessage\x18\x01 \x01(\v2\x19.raftserverpb.RaftMessageR\amessage\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data2\x9e\t\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data2\xe3\t\n" +
 	"\x04Tikv\x124\n" +
 	"\x05KvGet\x12\x13.kvrpcpb.GetRequest\x1a\x14.kvrpcpb.GetResponse\"\x00\x12C\n" +
 	"\n" +
@@ -102,7 +102,9 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\x15KvPessimisticRollback\x12#.kvrpcpb.PessimisticRollbackRequest\x1a$.kvrpcpb.PessimisticRollbackResponse\"\x00\x12O\n" +
 	"\x0eKvTxnHeartBeat\x12\x1c.kvrpcpb.TxnHeartBeatRequest\x1a\x1d.kvrpcpb.TxnHeartBeatResponse\"\x00\x12d\n" +
 	"\x15KvCheckSecondaryLocks\x12#.kvrpcpb.CheckSecondaryLocksRequest\x1a$.kvrpcpb.CheckSecondaryLocksResponse\"\x00\x121\n" +
-	"\x04KvGC\x12\x12.kvrpcpb.GCRequest\x1a\x13.kvrpcpb.GCResponse\"\x00\x12>\n" +
+	"\x04KvGC\x12\x12.kvrpcpb.GCRequest\x1a\x13.kvrpcpb.GCResponse\"\x00\x12C\n" +
+	"\n" +
+	"KvScanLock\x12\x18.kvrpcpb.ScanLockRequest\x1a\x19.kvrpcpb.ScanLockResponse\"\x00\x12>\n" +
 	"\x04Raft\x12\x1e.raftserverpb.RaftMessageBatch\x1a\x12.raftserverpb.Done\"\x00(\x01\x129\n" +
 	"\bSnapshot\x12\x15.tikvpb.SnapshotChunk\x1a\x12.raftserverpb.Done\"\x00(\x01B'Z%github.com/shoaldb/shoal/proto/tikvpbb\x06proto3"
 
@@ -136,22 +138,24 @@ var file_tikvpb_proto_goTypes = []any{
 	(*kvrpcpb.TxnHeartBeatRequest)(nil),         // 13: kvrpcpb.TxnHeartBeatRequest
 	(*kvrpcpb.CheckSecondaryLocksRequest)(nil),  // 14: kvrpcpb.CheckSecondaryLocksRequest
 	(*kvrpcpb.GCRequest)(nil),                   // 15: kvrpcpb.GCRequest
-	(*raftserverpb.RaftMessageBatch)(nil),       // 16: raftserverpb.RaftMessageBatch
-	(*kvrpcpb.GetResponse)(nil),                 // 17: kvrpcpb.GetResponse
-	(*kvrpcpb.BatchGetResponse)(nil),            // 18: kvrpcpb.BatchGetResponse
-	(*kvrpcpb.ScanResponse)(nil),                // 19: kvrpcpb.ScanResponse
-	(*kvrpcpb.PrewriteResponse)(nil),            // 20: kvrpcpb.PrewriteResponse
-	(*kvrpcpb.CommitResponse)(nil),              // 21: kvrpcpb.CommitResponse
-	(*kvrpcpb.CleanupResponse)(nil),             // 22: kvrpcpb.CleanupResponse
-	(*kvrpcpb.BatchRollbackResponse)(nil),       // 23: kvrpcpb.BatchRollbackResponse
-	(*kvrpcpb.CheckTxnStatusResponse)(nil),      // 24: kvrpcpb.CheckTxnStatusResponse
-	(*kvrpcpb.ResolveLockResponse)(nil),         // 25: kvrpcpb.ResolveLockResponse
-	(*kvrpcpb.PessimisticLockResponse)(nil),     // 26: kvrpcpb.PessimisticLockResponse
-	(*kvrpcpb.PessimisticRollbackResponse)(nil), // 27: kvrpcpb.PessimisticRollbackResponse
-	(*kvrpcpb.TxnHeartBeatResponse)(nil),        // 28: kvrpcpb.TxnHeartBeatResponse
-	(*kvrpcpb.CheckSecondaryLocksResponse)(nil), // 29: kvrpcpb.CheckSecondaryLocksResponse
-	(*kvrpcpb.GCResponse)(nil),                  // 30: kvrpcpb.GCResponse
-	(*raftserverpb.Done)(nil),                   // 31: raftserverpb.Done
+	(*kvrpcpb.ScanLockRequest)(nil),             // 16: kvrpcpb.ScanLockRequest
+	(*raftserverpb.RaftMessageBatch)(nil),       // 17: raftserverpb.RaftMessageBatch
+	(*kvrpcpb.GetResponse)(nil),                 // 18: kvrpcpb.GetResponse
+	(*kvrpcpb.BatchGetResponse)(nil),            // 19: kvrpcpb.BatchGetResponse
+	(*kvrpcpb.ScanResponse)(nil),                // 20: kvrpcpb.ScanResponse
+	(*kvrpcpb.PrewriteResponse)(nil),            // 21: kvrpcpb.PrewriteResponse
+	(*kvrpcpb.CommitResponse)(nil),              // 22: kvrpcpb.CommitResponse
+	(*kvrpcpb.CleanupResponse)(nil),             // 23: kvrpcpb.CleanupResponse
+	(*kvrpcpb.BatchRollbackResponse)(nil),       // 24: kvrpcpb.BatchRollbackResponse
+	(*kvrpcpb.CheckTxnStatusResponse)(nil),      // 25: kvrpcpb.CheckTxnStatusResponse
+	(*kvrpcpb.ResolveLockResponse)(nil),         // 26: kvrpcpb.ResolveLockResponse
+	(*kvrpcpb.PessimisticLockResponse)(nil),     // 27: kvrpcpb.PessimisticLockResponse
+	(*kvrpcpb.PessimisticRollbackResponse)(nil), // 28: kvrpcpb.PessimisticRollbackResponse
+	(*kvrpcpb.TxnHeartBeatResponse)(nil),        // 29: kvrpcpb.TxnHeartBeatResponse
+	(*kvrpcpb.CheckSecondaryLocksResponse)(nil), // 30: kvrpcpb.CheckSecondaryLocksResponse
+	(*kvrpcpb.GCResponse)(nil),                  // 31: kvrpcpb.GCResponse
+	(*kvrpcpb.ScanLockResponse)(nil),            // 32: kvrpcpb.ScanLockResponse
+	(*raftserverpb.Done)(nil),                   // 33: raftserverpb.Done
 }
 var file_tikvpb_proto_depIdxs = []int32{
 	1,  // 0: tikvpb.SnapshotChunk.message:type_name -> raftserverpb.RaftMessage
@@ -169,26 +173,28 @@ var file_tikvpb_proto_depIdxs = []int32{
 	13, // 12: tikvpb.Tikv.KvTxnHeartBeat:input_type -> kvrpcpb.TxnHeartBeatRequest
 	14, // 13: tikvpb.Tikv.KvCheckSecondaryLocks:input_type -> kvrpcpb.CheckSecondaryLocksRequest
 	15, // 14: tikvpb.Tikv.KvGC:input_type -> kvrpcpb.GCRequest
-	16, // 15: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
-	0,  // 16: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
-	17, // 17: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
-	18, // 18: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
-	19, // 19: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
-	20, // 20: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
-	21, // 21: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
-	22, // 22: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
-	23, // 23: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
-	24, // 24: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
-	25, // 25: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
-	26, // 26: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
-	27, // 27: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
-	28, // 28: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
-	29, // 29: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
-	30, // 30: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
-	31, // 31: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
-	31, // 32: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
-	17, // [17:33] is the sub-list for method output_type
-	1,  // [1:17] is the sub-list for method input_type
+	16, // 15: tikvpb.Tikv.KvScanLock:input_type -> kvrpcpb.ScanLockRequest
+	17, // 16: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
+	0,  // 17: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
+	18, // 18: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
+	19, // 19: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
+	20, // 20: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
+	21, // 21: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
+	22, // 22: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
+	23, // 23: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
+	24, // 24: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
+	25, // 25: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
+	26, // 26: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
+	27, // 27: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
+	28, // 28: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
+	29, // 29: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
+	30, // 30: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
+	31, // 31: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
+	32, // 32: tikvpb.Tikv.KvScanLock:output_type -> kvrpcpb.ScanLockResponse
+	33, // 33: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
+	33, // 34: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
+	18, // [18:35] is the sub-list for method output_type
+	1,  // [1:18] is the sub-list for method input_type
 	1,  // [1:1] is the sub-list for extension type_name
 	1,  // [1:1] is the sub-list for extension extendee
 	0,  // [0:1] is the sub-list for field type_name

@@ -38,6 +38,7 @@ const (
 	Tikv_KvTxnHeartBeat_FullMethodName        = "/tikvpb.Tikv/KvTxnHeartBeat"
 	Tikv_KvCheckSecondaryLocks_FullMethodName = "/tikvpb.Tikv/KvCheckSecondaryLocks"
 	Tikv_KvGC_FullMethodName                  = "/tikvpb.Tikv/KvGC"
+	Tikv_KvScanLock_FullMethodName            = "/tikvpb.Tikv/KvScanLock"
 	Tikv_Raft_FullMethodName                  = "/tikvpb.Tikv/Raft"
 	Tikv_Snapshot_FullMethodName              = "/tikvpb.Tikv/Snapshot"
 )
@@ -60,6 +61,7 @@ type TikvClient interface {
 	KvTxnHeartBeat(ctx context.Context, in *kvrpcpb.TxnHeartBeatRequest, opts ...grpc.CallOption) (*kvrpcpb.TxnHeartBeatResponse, error)
 	KvCheckSecondaryLocks(ctx context.Context, in *kvrpcpb.CheckSecondaryLocksRequest, opts ...grpc.CallOption) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...grpc.CallOption) (*kvrpcpb.GCResponse, error)
+	KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest, opts ...grpc.CallOption) (*kvrpcpb.ScanLockResponse, error)
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch, raftserverpb.Done], error)
 	// Snapshot sends one region snapshot in chunks (a RaftMessage whose
@@ -215,6 +217,16 @@ func (c *tikvClient) KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...gr
 	return out, nil
 }
 
+func (c *tikvClient) KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest, opts ...grpc.CallOption) (*kvrpcpb.ScanLockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(kvrpcpb.ScanLockResponse)
+	err := c.cc.Invoke(ctx, Tikv_KvScanLock_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tikvClient) Raft(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch, raftserverpb.Done], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[0], Tikv_Raft_FullMethodName, cOpts...)
@@ -259,6 +271,7 @@ type TikvServer interface {
 	KvTxnHeartBeat(context.Context, *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error)
 	KvCheckSecondaryLocks(context.Context, *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error)
+	KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error)
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(grpc.ClientStreamingServer[raftserverpb.RaftMessageBatch, raftserverpb.Done]) error
 	// Snapshot sends one region snapshot in chunks (a RaftMessage whose
@@ -315,6 +328,9 @@ func (UnimplementedTikvServer) KvCheckSecondaryLocks(context.Context, *kvrpcpb.C
 }
 func (UnimplementedTikvServer) KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method KvGC not implemented")
+}
+func (UnimplementedTikvServer) KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method KvScanLock not implemented")
 }
 func (UnimplementedTikvServer) Raft(grpc.ClientStreamingServer[raftserverpb.RaftMessageBatch, raftserverpb.Done]) error {
 	return status.Error(codes.Unimplemented, "method Raft not implemented")
@@ -595,6 +611,24 @@ func _Tikv_KvGC_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tikv_KvScanLock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(kvrpcpb.ScanLockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TikvServer).KvScanLock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tikv_KvScanLock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TikvServer).KvScanLock(ctx, req.(*kvrpcpb.ScanLockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Tikv_Raft_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(TikvServer).Raft(&grpc.GenericServerStream[raftserverpb.RaftMessageBatch, raftserverpb.Done]{ServerStream: stream})
 }
@@ -671,6 +705,10 @@ var Tikv_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "KvGC",
 			Handler:    _Tikv_KvGC_Handler,
+		},
+		{
+			MethodName: "KvScanLock",
+			Handler:    _Tikv_KvScanLock_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
