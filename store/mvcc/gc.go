@@ -101,12 +101,16 @@ type GCBatchLimits struct {
 	// Records: stop after the key during which this many write records
 	// were examined (4096 if 0). One key is always processed whole.
 	Records int
+	// End: only user keys below End (nil: no bound). A store of a cluster
+	// collects one region's range at a time: its writes must stay inside
+	// the region they are proposed to.
+	End []byte
 }
 
 // GCBatch collects garbage at safe point sp (which must not exceed the
 // published safe point) for the user keys from start (nil: the first),
-// in one bounded batch. It returns the key to resume from, nil at the end
-// of the keyspace.
+// (up to lim.End), in one bounded batch. It returns the key to resume
+// from, nil at the end of the keyspace or range.
 func (s *Store) GCBatch(ctx context.Context, sp uint64, start []byte, lim GCBatchLimits) ([]byte, GCStats, error) {
 	var st GCStats
 	if sp == 0 {
@@ -138,7 +142,7 @@ func (s *Store) GCBatch(ctx context.Context, sp uint64, start []byte, lim GCBatc
 		for ok {
 			if st.Keys >= lim.Keys || records >= lim.Records {
 				k, _, err := decodeKey(nil, it.Key()[1:])
-				if err == nil {
+				if err == nil && (len(lim.End) == 0 || bytes.Compare(k, lim.End) < 0) {
 					next = k
 				}
 				return
@@ -149,6 +153,9 @@ func (s *Store) GCBatch(ctx context.Context, sp uint64, start []byte, lim GCBatc
 			}
 			enc = clone(enc)
 			key, _, _ := decodeKey(nil, enc[1:])
+			if len(lim.End) > 0 && bytes.Compare(key, lim.End) >= 0 {
+				return // next stays nil: the range is done
+			}
 			st.Keys++
 			var p gcPlan
 			for ; ok && bytes.HasPrefix(it.Key(), enc); ok = it.Next() {

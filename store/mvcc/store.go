@@ -855,6 +855,32 @@ func (s *Store) ScanLocks(maxTS uint64) ([]*kvrpc.LockInfo, error) {
 	return out, it.Error()
 }
 
+// ScanLocksInRange returns, in key order, up to limit (0: no limit) locks
+// with start ts <= maxTS on keys in [start, end) (end nil: unbounded). A
+// store serving many regions answers a region's share of a GC lock scan
+// with it.
+func (s *Store) ScanLocksInRange(start, end []byte, maxTS uint64, limit int) ([]*kvrpc.LockInfo, error) {
+	snap := s.eng.NewSnapshot()
+	defer snap.Close()
+	upper := []byte{PrefixLock + 1}
+	if len(end) > 0 {
+		upper = lockKey(nil, end)
+	}
+	it := snap.NewIterator(lockKey(nil, start), upper)
+	defer it.Close()
+	var out []*kvrpc.LockInfo
+	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
+		l, err := parseLock(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if l.StartTS <= maxTS {
+			out = append(out, l.info(it.Key()[1:]))
+		}
+	}
+	return out, it.Error()
+}
+
 // PessimisticLock takes pessimistic locks on req.Keys at req.ForUpdateTS,
 // waiting (without holding latches) for other transactions' locks.
 func (s *Store) PessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRequest) (kvrpc.PessimisticLockResponse, error) {
