@@ -22,8 +22,14 @@
 //   - ResolveLock without keys ("every lock of the transaction in the
 //     store") is refused: a store holds many regions, and the command
 //     names one.
+//   - KvScanLock and KvGC (a GC round: list a region's old locks, then
+//     collect a region's range) name a key range that must lie inside the
+//     region, and run on the GCHandler; KvGC is a write (leader only, its
+//     deletions replicated). KvGC raises the store's safe point before it
+//     removes anything, so this store refuses reads below it from then on.
+//     Without a GCHandler both answer codes.Unimplemented.
 //   - Raft and Snapshot streams go to the RaftHandler; without one they
-//     answer codes.Unimplemented, as does KvGC.
+//     answer codes.Unimplemented.
 package grpcserver
 
 import (
@@ -85,6 +91,8 @@ type RaftHandler interface {
 type Options struct {
 	// Raft receives the Raft and Snapshot streams (Unimplemented if nil).
 	Raft RaftHandler
+	// GC serves KvScanLock and KvGC (Unimplemented if nil).
+	GC GCHandler
 }
 
 // Server implements tikvpb.TikvServer.
@@ -93,6 +101,7 @@ type Server struct {
 	svc     kvrpc.Client
 	checker RegionChecker
 	raft    RaftHandler
+	gc      GCHandler
 }
 
 var _ tikvpb.TikvServer = (*Server)(nil)
@@ -103,7 +112,7 @@ func New(svc kvrpc.Client, checker RegionChecker, opts Options) *Server {
 	if svc == nil || checker == nil {
 		panic("grpcserver: New needs a service and a region checker")
 	}
-	return &Server{svc: svc, checker: checker, raft: opts.Raft}
+	return &Server{svc: svc, checker: checker, raft: opts.Raft, gc: opts.GC}
 }
 
 // Register adds the Tikv service to g.
@@ -128,6 +137,8 @@ type AllRegions struct{}
 func (AllRegions) CheckRegion(ctx context.Context, _ *Request) (context.Context, *errorpb.RegionError) {
 	return ctx, nil
 }
+
+var errGCNotServed = status.Error(codes.Unimplemented, "garbage collection not enabled on this store")
 
 var errStoreClosing = &errorpb.RegionError{Message: "store is closing",
 	ServerIsBusy: &errorpb.ServerIsBusy{Reason: "store is closing"}}

@@ -140,7 +140,8 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 		if o.Wrap != nil {
 			kc = o.Wrap(st.ID, svc)
 		}
-		st.srv = grpcserver.New(kc, counting{c.Table.Checker(st.ID), st}, grpcserver.Options{})
+		st.srv = grpcserver.New(kc, counting{c.Table.Checker(st.ID), st},
+			grpcserver.Options{GC: grpcserver.MVCCGC{Store: svc.Store(), NoPacing: true}})
 		st.serve(t, "127.0.0.1:0")
 		c.Stores = append(c.Stores, st)
 	}
