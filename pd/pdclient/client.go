@@ -551,3 +551,21 @@ func (c *Client) UpdateGCSafePoint(ctx context.Context, safePoint uint64) (uint6
 	}
 	return resp.NewSafePoint, nil
 }
+
+// UpdateServiceGCSafePoint records that serviceID needs the versions at
+// and above safePoint for ttl (rounded up to whole seconds; ttl <= 0
+// removes the entry) and returns the smallest safe point of an unexpired
+// service and its id ("" and 0 if there is none).
+func (c *Client) UpdateServiceGCSafePoint(ctx context.Context, serviceID string, ttl time.Duration, safePoint uint64) (uint64, string, error) {
+	secs := int64(0)
+	if ttl > 0 {
+		secs = int64((ttl + time.Second - 1) / time.Second)
+	}
+	resp, err := call(ctx, c, func(ctx context.Context, p pdpb.PDClient) (*pdpb.UpdateServiceGCSafePointResponse, error) {
+		return p.UpdateServiceGCSafePoint(ctx, &pdpb.UpdateServiceGCSafePointRequest{ServiceId: serviceID, Ttl: secs, SafePoint: safePoint})
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	return resp.MinSafePoint, resp.MinServiceId, nil
+}

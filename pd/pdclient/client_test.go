@@ -288,6 +288,19 @@ func TestMetadata(t *testing.T) {
 	if sp, err := cli.UpdateGCSafePoint(ctx, 50); err != nil || sp != 100 {
 		t.Fatalf("UpdateGCSafePoint(50) = %d, %v", sp, err)
 	}
+	// A service's claim holds the GC safe point back until withdrawn.
+	if m, id, err := cli.UpdateServiceGCSafePoint(ctx, "sql-a", time.Minute, 150); err != nil || m != 150 || id != "sql-a" {
+		t.Fatalf("UpdateServiceGCSafePoint = %d, %q, %v", m, id, err)
+	}
+	if sp, err := cli.UpdateGCSafePoint(ctx, 200); err != nil || sp != 150 {
+		t.Fatalf("UpdateGCSafePoint(200) under a claim at 150 = %d, %v", sp, err)
+	}
+	if m, id, err := cli.UpdateServiceGCSafePoint(ctx, "sql-a", 0, 0); err != nil || m != 0 || id != "" {
+		t.Fatalf("withdrawing the claim = %d, %q, %v", m, id, err)
+	}
+	if sp, err := cli.UpdateGCSafePoint(ctx, 100); err != nil || sp != 150 {
+		t.Fatalf("UpdateGCSafePoint(100) = %d, %v", sp, err)
+	}
 
 	// A new leader knows everything from etcd (region leaders come back
 	// with heartbeats; until then the persisted layout answers).
@@ -296,7 +309,7 @@ func TestMetadata(t *testing.T) {
 	if ok, err := cli.IsBootstrapped(ctx); err != nil || !ok {
 		t.Fatalf("IsBootstrapped after failover = %v, %v", ok, err)
 	}
-	if sp, err := cli.GetGCSafePoint(ctx); err != nil || sp != 100 {
+	if sp, err := cli.GetGCSafePoint(ctx); err != nil || sp != 150 {
 		t.Fatalf("GetGCSafePoint after failover = %d, %v", sp, err)
 	}
 	if s, err := cli.GetStore(ctx, 100); err != nil || s.Address != "127.0.0.1:20161" {

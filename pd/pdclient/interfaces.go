@@ -2,6 +2,7 @@ package pdclient
 
 import (
 	"context"
+	"time"
 
 	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/proto/metapb"
@@ -46,6 +47,10 @@ type GCSafePointer interface {
 	// UpdateGCSafePoint raises the safe point (never lowers it) and returns
 	// the one in force.
 	UpdateGCSafePoint(ctx context.Context, safePoint uint64) (uint64, error)
+	// UpdateServiceGCSafePoint records a service's safe point for ttl
+	// (ttl <= 0 removes it) and returns the smallest unexpired one and its
+	// service ("" if none). The GC safe point never passes it.
+	UpdateServiceGCSafePoint(ctx context.Context, serviceID string, ttl time.Duration, safePoint uint64) (uint64, string, error)
 }
 
 // Bootstrapper is how a store joins the cluster: the first store

@@ -471,8 +471,9 @@ func (g *grpcService) GetGCSafePoint(ctx context.Context, _ *pdpb.GetGCSafePoint
 	return &pdpb.GetGCSafePointResponse{Header: g.header(), SafePoint: l.gcSafePoint}, nil
 }
 
-// UpdateGCSafePoint raises the safe point; a lower value leaves it as is.
-// The answer is the safe point in force afterwards.
+// UpdateGCSafePoint raises the safe point, but not past an unexpired
+// service safe point (gc.go); a lower value leaves it as is. The answer is
+// the safe point in force afterwards.
 func (g *grpcService) UpdateGCSafePoint(ctx context.Context, req *pdpb.UpdateGCSafePointRequest) (*pdpb.UpdateGCSafePointResponse, error) {
 	l := g.s.leader()
 	if l == nil {
@@ -480,13 +481,13 @@ func (g *grpcService) UpdateGCSafePoint(ctx context.Context, req *pdpb.UpdateGCS
 	}
 	l.metaMu.Lock()
 	defer l.metaMu.Unlock()
-	if req.SafePoint > l.gcSafePoint {
+	if sp := min(req.SafePoint, l.gcSafePointCeiling()); sp > l.gcSafePoint {
 		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
-		if _, err := l.txn(ctx, nil, clientv3.OpPut(gcSafePointKey, encodeUint64(req.SafePoint))); err != nil {
+		if _, err := l.txn(ctx, nil, clientv3.OpPut(gcSafePointKey, encodeUint64(sp))); err != nil {
 			return &pdpb.UpdateGCSafePointResponse{Header: g.errorHeader(err)}, nil
 		}
-		l.gcSafePoint = req.SafePoint
+		l.gcSafePoint = sp
 	}
 	return &pdpb.UpdateGCSafePointResponse{Header: g.header(), NewSafePoint: l.gcSafePoint}, nil
 }

@@ -30,11 +30,12 @@ type leadership struct {
 	cluster *cluster
 	coord   *schedule.Coordinator
 
-	// bootstrapped and gcSafePoint change under metaMu (Bootstrap and the
-	// safe point are read-modify-write against etcd).
+	// bootstrapped, gcSafePoint and services change under metaMu
+	// (Bootstrap and the safe points are read-modify-write against etcd).
 	metaMu       sync.Mutex
 	bootstrapped atomic.Bool
 	gcSafePoint  uint64
+	services     map[string]serviceSafePoint // service id -> claim (gc.go)
 	// regionMu orders region persistence: apply and save happen under it,
 	// so etcd sees region updates in the order memory did.
 	regionMu sync.Mutex
@@ -250,6 +251,7 @@ func (l *leadership) takeOver() error {
 	})
 	l.bootstrapped.Store(st.bootstrapped)
 	l.gcSafePoint = st.gcSafePoint
+	l.services = st.services
 	l.cluster = newCluster()
 	// Stores have not heartbeated this term yet: count from now, so a new
 	// leader does not take every store for down.

@@ -23,6 +23,7 @@ const (
 	idLimitKey      = rootPath + "/id_limit"      // uint64: no ID handed out reaches it
 	bootstrapKey    = rootPath + "/bootstrapped"  // present once the cluster is bootstrapped
 	gcSafePointKey  = rootPath + "/gc_safe_point" // uint64, never decreases
+	gcServicePrefix = rootPath + "/gc_service/"   // + service id -> safe point, expiry (serviceSafePoint)
 	storePrefix     = rootPath + "/stores/"       // + %020d id -> metapb.Store
 	regionPrefix    = rootPath + "/regions/"      // + %020d id -> metapb.Region
 	idKeyDigitWidth = 20
@@ -61,6 +62,7 @@ type loadedState struct {
 	idLimit      uint64
 	gcSafePoint  uint64
 	bootstrapped bool
+	services     map[string]serviceSafePoint
 	stores       []*metapb.Store
 	regions      []*metapb.Region
 }
@@ -74,6 +76,7 @@ func loadState(ctx context.Context, cli *clientv3.Client) (*loadedState, error) 
 		clientv3.OpGet(bootstrapKey),
 		clientv3.OpGet(storePrefix, clientv3.WithPrefix()),
 		clientv3.OpGet(regionPrefix, clientv3.WithPrefix()),
+		clientv3.OpGet(gcServicePrefix, clientv3.WithPrefix()),
 	).Commit()
 	if err != nil {
 		return nil, fmt.Errorf("pd: load state: %w", err)
@@ -117,7 +120,35 @@ func loadState(ctx context.Context, cli *clientv3.Client) (*loadedState, error) 
 		}
 		st.regions = append(st.regions, r)
 	}
+	st.services = map[string]serviceSafePoint{}
+	for _, kv := range resp.Responses[6].GetResponseRange().Kvs {
+		sp, err := decodeServiceSafePoint(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("pd: decode service safe point %s: %w", kv.Key, err)
+		}
+		st.services[string(kv.Key[len(gcServicePrefix):])] = sp
+	}
 	return st, nil
+}
+
+// serviceSafePoint is one service's claim on old versions: the GC safe
+// point must not pass safePoint before expiresAt (unix seconds).
+type serviceSafePoint struct {
+	safePoint uint64
+	expiresAt int64
+}
+
+func (sp serviceSafePoint) encode() string {
+	return encodeUint64(sp.safePoint) + encodeUint64(uint64(sp.expiresAt))
+}
+
+func decodeServiceSafePoint(b []byte) (serviceSafePoint, error) {
+	if len(b) != 16 {
+		return serviceSafePoint{}, fmt.Errorf("pd: stored service safe point has %d bytes, want 16", len(b))
+	}
+	sp, _ := decodeUint64(b[:8])
+	exp, _ := decodeUint64(b[8:])
+	return serviceSafePoint{safePoint: sp, expiresAt: int64(exp)}, nil
 }
 
 func mustMarshal(m proto.Message) string {
