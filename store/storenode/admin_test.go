@@ -49,7 +49,14 @@ func TestAdminTransferLeaderAndSplit(t *testing.T) {
 	var reg AdminRegion
 	c.waitFor("a leader with three voters for k00010", 30*time.Second, func() (bool, string) {
 		li, reg = c.leaderOf(key(10))
-		return li >= 0 && len(reg.Peers) == 3, fmt.Sprintf("leader %d region %+v", li, reg)
+		voters := 0
+		for _, p := range reg.Peers {
+			if p.Role == "Voter" {
+				voters++
+			}
+		}
+		// A new replica joins as a learner: a transfer to it is refused.
+		return li >= 0 && voters == 3, fmt.Sprintf("leader %d region %+v", li, reg)
 	})
 
 	// Refusals: bad id, a region the store does not lead, a bad target.
