@@ -140,7 +140,10 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	n.svc = service.New(n.mvcc)
 
 	gs := grpcserver.New(n.svc, &regionChecker{store: n.rs, storeID: n.id.StoreID},
-		grpcserver.Options{Raft: &raftService{store: n.rs, maxSnapshot: 4 << 30, stop: n.ctx.Done()}})
+		grpcserver.Options{
+			Raft: &raftService{store: n.rs, maxSnapshot: 4 << 30, stop: n.ctx.Done()},
+			GC:   grpcserver.MVCCGC{Store: n.mvcc},
+		})
 	opts := append(grpcserver.ServerOptions(),
 		grpc.MaxRecvMsgSize(cfg.GRPCMaxMessageSize), grpc.MaxSendMsgSize(cfg.GRPCMaxMessageSize),
 		// Clients (stores, SQL nodes) ping every 10s.
@@ -252,13 +255,14 @@ func (n *Node) bootstrap(ctx context.Context, meta *metapb.Store) error {
 }
 
 // heartbeatLoop sends store heartbeats (region heartbeats are the
-// raftstore's).
+// raftstore's) and follows PD's GC safe point (gc.go).
 func (n *Node) heartbeatLoop() {
 	defer n.wg.Done()
 	t := time.NewTicker(n.cfg.StoreHeartbeatInterval)
 	defer t.Stop()
 	for {
 		n.storeHeartbeat()
+		n.followGCSafePoint()
 		select {
 		case <-n.ctx.Done():
 			return
