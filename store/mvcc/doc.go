@@ -45,9 +45,14 @@
 //     ts >= sp can see, under the keys' latches, never touching locks;
 //     reads, prewrites and pessimistic locks below the published safe
 //     point (which never decreases) fail with GCTooEarlyError.
-//   - A pessimistic lock request that must wait registers in the wait-for
-//     graph while it still holds its latches, then drops them and waits;
-//     a request whose wait would close a cycle fails with DeadlockError.
+//   - A pessimistic lock request that must wait registers as a waiter on
+//     the key while it still holds its latches (so no release is missed),
+//     then drops them and only then asks the DeadlockDetector (the
+//     store's own WaitForGraph, or a cluster-wide detector) to record its
+//     wait-for edge; a request whose edge would close a cycle fails with
+//     DeadlockError. The edge is refreshed while the wait lasts and
+//     removed when it ends; a transaction's edges are removed when its
+//     locks are released.
 //
 // # Why one-phase commit cannot break snapshot isolation
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // lockWaiters parks pessimistic lock requests that met another
-// transaction's lock, and keeps the wait-for graph for deadlock detection.
+// transaction's lock. The wait-for graph is the DeadlockDetector's.
 //
 // A request registers (under its latches, so no release of the lock can
 // slip in between its check and its registration), drops its latches, and
@@ -17,8 +17,6 @@ type lockWaiters struct {
 	n       atomic.Int64
 	mu      sync.Mutex
 	waiters map[uint64][]*waiter // key hash -> waiters
-	// edges: waiter start ts -> holder start ts -> number of waits.
-	edges map[uint64]map[uint64]int
 }
 
 type waiter struct {
@@ -27,50 +25,17 @@ type waiter struct {
 }
 
 func newLockWaiters() *lockWaiters {
-	return &lockWaiters{waiters: map[uint64][]*waiter{}, edges: map[uint64]map[uint64]int{}}
+	return &lockWaiters{waiters: map[uint64][]*waiter{}}
 }
 
-// register adds a wait of startTS for lockTS on a key. If lockTS already
-// (transitively) waits for startTS, it returns the cycle instead.
-func (w *lockWaiters) register(startTS, lockTS, kh uint64) (*waiter, []uint64) {
+// register parks a wait of startTS for lockTS on a key.
+func (w *lockWaiters) register(startTS, lockTS, kh uint64) *waiter {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if chain := w.pathLocked(lockTS, startTS); chain != nil {
-		return nil, chain
-	}
 	wt := &waiter{startTS: startTS, lockTS: lockTS, keyHash: kh, ch: make(chan struct{}, 1)}
 	w.waiters[kh] = append(w.waiters[kh], wt)
-	m := w.edges[startTS]
-	if m == nil {
-		m = map[uint64]int{}
-		w.edges[startTS] = m
-	}
-	m[lockTS]++
 	w.n.Add(1)
-	return wt, nil
-}
-
-// pathLocked returns a wait-for path from -> ... -> to, or nil.
-func (w *lockWaiters) pathLocked(from, to uint64) []uint64 {
-	seen := map[uint64]bool{}
-	var dfs func(n uint64, path []uint64) []uint64
-	dfs = func(n uint64, path []uint64) []uint64 {
-		path = append(path, n)
-		if n == to {
-			return path
-		}
-		if seen[n] {
-			return nil
-		}
-		seen[n] = true
-		for next := range w.edges[n] {
-			if p := dfs(next, path); p != nil {
-				return p
-			}
-		}
-		return nil
-	}
-	return dfs(from, nil)
+	return wt
 }
 
 // cancel removes a waiter (woken or not).
@@ -88,14 +53,6 @@ func (w *lockWaiters) cancel(wt *waiter) {
 		delete(w.waiters, wt.keyHash)
 	} else {
 		w.waiters[wt.keyHash] = list
-	}
-	if m := w.edges[wt.startTS]; m != nil {
-		if m[wt.lockTS]--; m[wt.lockTS] <= 0 {
-			delete(m, wt.lockTS)
-		}
-		if len(m) == 0 {
-			delete(w.edges, wt.startTS)
-		}
 	}
 	w.n.Add(-1)
 }

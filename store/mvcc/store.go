@@ -34,6 +34,13 @@ type Options struct {
 	// leader raised maxTS (UpdateMaxTS) above every read timestamp earlier
 	// leaders served.
 	MaxTSSynced func() bool
+	// DeadlockDetector keeps the wait-for graph of lock waits (if nil, a
+	// WaitForGraph of this store's waits alone). A store in a cluster
+	// passes one that also asks the cluster's detector.
+	DeadlockDetector DeadlockDetector
+	// WaitForRefresh: how often a waiting lock request calls Detect again
+	// (DefaultWaitForRefresh if 0).
+	WaitForRefresh time.Duration
 }
 
 // Store executes transactional commands on an engine.
@@ -42,8 +49,12 @@ type Store struct {
 	latches *latches
 	cm      *concurrencyManager
 	waiters *lockWaiters
-	sync    bool
-	locks   lockCounts
+	// detector and waitForRefresh: Options.DeadlockDetector and
+	// Options.WaitForRefresh.
+	detector       DeadlockDetector
+	waitForRefresh time.Duration
+	sync           bool
+	locks          lockCounts
 	// noLockCount: Options.NoLockCount; locks are always looked up.
 	noLockCount bool
 	maxTSSynced func() bool
@@ -63,12 +74,21 @@ func New(eng engine.Engine, o Options) *Store {
 	if o.LatchSlots <= 0 {
 		o.LatchSlots = 2048
 	}
+	if o.DeadlockDetector == nil {
+		o.DeadlockDetector = NewWaitForGraph(0, nil)
+	}
+	if o.WaitForRefresh <= 0 {
+		o.WaitForRefresh = DefaultWaitForRefresh
+	}
 	s := &Store{
 		eng:     eng,
 		latches: newLatches(o.LatchSlots),
 		cm:      newConcurrencyManager(),
 		waiters: newLockWaiters(),
 		sync:    !o.NoSync,
+
+		detector:       o.DeadlockDetector,
+		waitForRefresh: o.WaitForRefresh,
 
 		noLockCount: o.NoLockCount,
 		maxTSSynced: o.MaxTSSynced,
@@ -595,7 +615,7 @@ func (s *Store) Prewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.PrewriteResponse{}, err
 	}
-	s.waiters.wake(released)
+	s.released(req.StartTS, released)
 	return kvrpc.PrewriteResponse{OnePCCommitTS: commitTS}, nil
 }
 
@@ -618,7 +638,7 @@ func (s *Store) Commit(ctx context.Context, req kvrpc.CommitRequest) (kvrpc.Comm
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CommitResponse{}, err
 	}
-	s.waiters.wake(req.Keys)
+	s.released(req.StartTS, req.Keys)
 	return kvrpc.CommitResponse{}, nil
 }
 
@@ -648,7 +668,7 @@ func (s *Store) Cleanup(ctx context.Context, req kvrpc.CleanupRequest) (kvrpc.Cl
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CleanupResponse{}, err
 	}
-	s.waiters.wake(keys)
+	s.released(req.StartTS, keys)
 	return kvrpc.CleanupResponse{}, nil
 }
 
@@ -668,7 +688,7 @@ func (s *Store) BatchRollback(ctx context.Context, req kvrpc.BatchRollbackReques
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.BatchRollbackResponse{}, err
 	}
-	s.waiters.wake(req.Keys)
+	s.released(req.StartTS, req.Keys)
 	return kvrpc.BatchRollbackResponse{}, nil
 }
 
@@ -720,7 +740,7 @@ func (s *Store) CheckTxnStatus(ctx context.Context, req kvrpc.CheckTxnStatusRequ
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CheckTxnStatusResponse{}, err
 	}
-	s.waiters.wake(keys)
+	s.released(req.LockTS, keys)
 	return resp, nil
 }
 
@@ -768,7 +788,7 @@ func (s *Store) CheckSecondaryLocks(ctx context.Context, req kvrpc.CheckSecondar
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.CheckSecondaryLocksResponse{}, err
 	}
-	s.waiters.wake(req.Keys)
+	s.released(req.StartTS, req.Keys)
 	if resp.CommitTS != 0 {
 		resp.Locks = nil
 	}
@@ -813,7 +833,7 @@ func (s *Store) ResolveLock(ctx context.Context, req kvrpc.ResolveLockRequest) (
 	if err := w.commit(s.sync); err != nil {
 		return kvrpc.ResolveLockResponse{}, err
 	}
-	s.waiters.wake(keys)
+	s.released(req.StartTS, keys)
 	return kvrpc.ResolveLockResponse{}, nil
 }
 
@@ -897,27 +917,10 @@ func (s *Store) PessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRe
 		if wt == nil {
 			return resp, err
 		}
-		// Wait without latches, at most until the deadline, and no longer
-		// than the holder's TTL (so the client can check on a dead holder).
-		now := time.Now()
-		wait := deadline.Sub(now)
-		expireAt := time.UnixMilli(int64(physicalMS(blocker.LockTS) + blocker.TTL))
-		if d := expireAt.Sub(now); d < wait {
-			wait = max(d, 50*time.Millisecond)
+		woken, err := s.waitForLock(ctx, req.StartTS, blocker, wt, deadline)
+		if err != nil {
+			return kvrpc.PessimisticLockResponse{}, err
 		}
-		timer := time.NewTimer(wait)
-		woken := false
-		select {
-		case <-wt.ch:
-			woken = true
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			s.waiters.cancel(wt)
-			return kvrpc.PessimisticLockResponse{}, ctx.Err()
-		}
-		timer.Stop()
-		s.waiters.cancel(wt)
 		if woken {
 			continue
 		}
@@ -928,9 +931,66 @@ func (s *Store) PessimisticLock(ctx context.Context, req kvrpc.PessimisticLockRe
 	}
 }
 
+// waitForLock waits, without latches, for the lock blocker that waiter
+// wt registered for: until wt is woken (true), until the deadline or the
+// holder's TTL passes (false; the client can then check on a dead
+// holder), or until ctx ends. The wait is an edge in the deadlock
+// detector's graph from before it begins until it ends, refreshed every
+// waitForRefresh; if the edge would close a cycle, the wait fails with
+// DeadlockError.
+func (s *Store) waitForLock(ctx context.Context, waiterTS uint64, blocker *kvrpc.LockInfo, wt *waiter, deadline time.Time) (bool, error) {
+	defer s.waiters.cancel(wt)
+	deadlock := func(cycle []uint64) error {
+		return &kvrpc.DeadlockError{Key: clone(blocker.Key), LockTS: blocker.LockTS, WaitChain: cycle}
+	}
+	if cycle := s.detector.Detect(waiterTS, blocker.LockTS, wt.keyHash); cycle != nil {
+		return false, deadlock(cycle)
+	}
+	defer s.detector.CleanUpWaitFor(waiterTS, blocker.LockTS, wt.keyHash)
+	now := time.Now()
+	wait := deadline.Sub(now)
+	expireAt := time.UnixMilli(int64(physicalMS(blocker.LockTS) + blocker.TTL))
+	if d := expireAt.Sub(now); d < wait {
+		wait = max(d, 50*time.Millisecond)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	refresh := time.NewTicker(s.waitForRefresh)
+	defer refresh.Stop()
+	for {
+		select {
+		case <-wt.ch:
+			return true, nil
+		case <-timer.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-refresh.C:
+			select {
+			case <-wt.ch: // released meanwhile: the edge is stale
+				return true, nil
+			default:
+			}
+			if cycle := s.detector.Detect(waiterTS, blocker.LockTS, wt.keyHash); cycle != nil {
+				return false, deadlock(cycle)
+			}
+		}
+	}
+}
+
+// released wakes the waiters for keys, whose locks of transaction txn
+// were just released, and tells the deadlock detector that txn waits no
+// more.
+func (s *Store) released(txn uint64, keys [][]byte) {
+	s.waiters.wake(keys)
+	s.detector.CleanUp(txn)
+}
+
 // pessimisticLockOnce tries once under latches. If a key is held by
 // another transaction and the request may wait, it registers a waiter
-// (before dropping the latches) and returns it.
+// (before dropping the latches) and returns it; the deadlock detector is
+// asked after the latches are dropped (waitForLock), so a detector that
+// is a network call away never holds them.
 func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]byte) (kvrpc.PessimisticLockResponse, *kvrpc.LockInfo, *waiter, error) {
 	var g guard
 	s.latches.acquire(&g, keys)
@@ -954,11 +1014,7 @@ func (s *Store) pessimisticLockOnce(req kvrpc.PessimisticLockRequest, keys [][]b
 			if req.WaitTimeout <= 0 {
 				return resp, nil, nil, &kvrpc.KeyIsLockedError{Locks: []*kvrpc.LockInfo{info}}
 			}
-			wt, chain := s.waiters.register(req.StartTS, l.StartTS, keyHash(pk.Key))
-			if chain != nil {
-				return resp, nil, nil, &kvrpc.DeadlockError{Key: clone(pk.Key), LockTS: l.StartTS, WaitChain: chain}
-			}
-			return resp, info, wt, nil
+			return resp, info, s.waiters.register(req.StartTS, l.StartTS, keyHash(pk.Key)), nil
 		}
 		if ok {
 			// Our own lock: already held since an earlier for_update_ts, so
@@ -1031,7 +1087,7 @@ func (s *Store) PessimisticRollback(ctx context.Context, req kvrpc.PessimisticRo
 	if err := w.commit(false); err != nil {
 		return kvrpc.PessimisticRollbackResponse{}, err
 	}
-	s.waiters.wake(req.Keys)
+	s.released(req.StartTS, req.Keys)
 	return kvrpc.PessimisticRollbackResponse{}, nil
 }
 
