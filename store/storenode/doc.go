@@ -25,6 +25,10 @@
 //     a bounded queue feeds one gRPC stream; a full queue or a store that
 //     cannot be reached drops messages and reports the peers unreachable;
 //     every snapshot is reported delivered or failed (transport.go).
+//   - Deadlocks are detected across stores by one detector, the store
+//     leading the first region; every store checks its own waits first
+//     and detects locally alone while the detector cannot be reached,
+//     never waiting on it for long (deadlock.go).
 //   - Bootstrap is race-safe: the store creating the first region asks PD
 //     to bootstrap with it, and creates the region locally only when PD's
 //     first region is exactly that one-peer region on this store (so a

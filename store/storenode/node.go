@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/shoaldb/shoal/pd/pdclient"
+	"github.com/shoaldb/shoal/proto/deadlockpb"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/pdpb"
 	"github.com/shoaldb/shoal/store/grpcserver"
@@ -135,7 +136,10 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	n.pd.SetRegionHeartbeatHandler(n.rs.HandleRegionHeartbeatResponse)
 
 	n.guard = newMaxTSGuard(n.rs.LeaderGeneration, n.pd.GetTS, n.log)
-	n.mvcc = mvcc.New(outcomeEngine{n.rs.Engine()}, mvcc.Options{NoLockCount: true, MaxTSSynced: n.guard.allowed})
+	// Lock waits are checked for deadlocks across stores (deadlock.go).
+	deadlocks := newClusterDetector(n.ctx, n.id.StoreID, n.rs, n.pd, n.log)
+	n.mvcc = mvcc.New(outcomeEngine{n.rs.Engine()}, mvcc.Options{NoLockCount: true, MaxTSSynced: n.guard.allowed,
+		DeadlockDetector: deadlocks})
 	n.guard.start(n.mvcc)
 	n.svc = service.New(n.mvcc)
 
@@ -154,6 +158,7 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	}
 	n.grpc = grpc.NewServer(opts...)
 	gs.Register(n.grpc)
+	deadlockpb.RegisterDeadlockServer(n.grpc, deadlocks.service)
 	go func() { n.serveErr <- n.grpc.Serve(ln) }()
 
 	// Bootstrap first (it registers the bootstrapping store; PD refuses
