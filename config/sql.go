@@ -36,6 +36,14 @@ type SQL struct {
 	// KVConnsPerStore is the number of gRPC connections to each store.
 	// [tikv-client.grpc-connection-count]
 	KVConnsPerStore int `toml:"kv-conns-per-store"`
+	// GCLifeTime: how long old row versions stay readable before MVCC
+	// GC removes them, the default of the tidb_gc_life_time variable.
+	// [tikv_gc_life_time]
+	GCLifeTime string `toml:"gc-life-time"`
+	// GCRunInterval: a GC round runs when it would move the safe point at
+	// least this far, the default of tidb_gc_run_interval.
+	// [tikv_gc_run_interval]
+	GCRunInterval string `toml:"gc-run-interval"`
 
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
 }
@@ -58,6 +66,8 @@ func DefaultSQL() SQL {
 		SchemaSyncInterval: "200ms",
 		KVMaxBackoff:       "20s",
 		KVConnsPerStore:    2,
+		GCLifeTime:         "10m",
+		GCRunInterval:      "10m",
 		PreparedPlanCache:  PreparedPlanCache{Enabled: true},
 	}
 }
@@ -86,6 +96,13 @@ func (s *SQL) SyncInterval() time.Duration {
 func (s *SQL) MaxBackoff() time.Duration {
 	d, _ := time.ParseDuration(s.KVMaxBackoff)
 	return d
+}
+
+// GC returns GCLifeTime and GCRunInterval parsed (valid after Validate).
+func (s *SQL) GC() (lifeTime, runInterval time.Duration) {
+	lifeTime, _ = time.ParseDuration(s.GCLifeTime)
+	runInterval, _ = time.ParseDuration(s.GCRunInterval)
+	return lifeTime, runInterval
 }
 
 // Addr is the MySQL listen address, host:port.
@@ -129,6 +146,12 @@ func (s *SQL) Validate() error {
 	}
 	if d, err := time.ParseDuration(s.KVMaxBackoff); err != nil || d < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("kv-max-backoff %q must be a duration of at least 100ms", s.KVMaxBackoff))
+	}
+	if d, err := time.ParseDuration(s.GCLifeTime); err != nil || d < time.Second {
+		errs = append(errs, fmt.Errorf("gc-life-time %q must be a duration of at least 1s", s.GCLifeTime))
+	}
+	if d, err := time.ParseDuration(s.GCRunInterval); err != nil || d < time.Second {
+		errs = append(errs, fmt.Errorf("gc-run-interval %q must be a duration of at least 1s", s.GCRunInterval))
 	}
 	if s.KVConnsPerStore < 1 || s.KVConnsPerStore > 64 {
 		errs = append(errs, fmt.Errorf("kv-conns-per-store %d out of range 1..64", s.KVConnsPerStore))

@@ -65,8 +65,9 @@ type Embedded struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	gcMu        sync.Mutex // one GC round at a time
+	gcMu        sync.Mutex // one GC round at a time; guards gcPolicy
 	gcLifeTime  time.Duration
+	gcPolicy    func() (lifeTime time.Duration, enabled bool)
 	gcBatchKeys int
 	gcCtx       context.Context
 	gcCancel    context.CancelFunc

@@ -42,21 +42,40 @@ func (e *Embedded) gcLoop(interval time.Duration) {
 	}
 }
 
-// RunGC runs one GC round now (the manual trigger) and returns the safe
-// point used and what it removed.
+// RunGC runs one GC round now (the manual trigger, even when the policy
+// disables the background rounds) and returns the safe point used and
+// what it removed.
 func (e *Embedded) RunGC(ctx context.Context) (uint64, mvcc.GCStats, error) {
 	return e.runGC(ctx, false)
 }
 
-func (e *Embedded) runGC(ctx context.Context, paced bool) (uint64, mvcc.GCStats, error) {
+// SetGCPolicy makes the GC rounds ask policy for the life time and whether
+// background rounds run (the SQL layer's tidb_gc_life_time and
+// tidb_gc_enable) instead of using Options.GCLifeTime.
+func (e *Embedded) SetGCPolicy(policy func() (lifeTime time.Duration, enabled bool)) {
+	e.gcMu.Lock()
+	e.gcPolicy = policy
+	e.gcMu.Unlock()
+}
+
+func (e *Embedded) runGC(ctx context.Context, background bool) (uint64, mvcc.GCStats, error) {
 	e.gcMu.Lock()
 	defer e.gcMu.Unlock()
 	var st mvcc.GCStats
+	lifeTime := e.gcLifeTime
+	if e.gcPolicy != nil {
+		var enabled bool
+		lifeTime, enabled = e.gcPolicy()
+		if background && !enabled {
+			return 0, st, nil
+		}
+	}
+	paced := background
 	now, err := e.PD.GetTS(ctx)
 	if err != nil {
 		return 0, st, err
 	}
-	life := uint64(e.gcLifeTime.Milliseconds()) << pd.PhysicalShift
+	life := uint64(lifeTime.Milliseconds()) << pd.PhysicalShift
 	if now <= life {
 		return 0, st, nil
 	}

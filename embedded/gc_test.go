@@ -116,3 +116,30 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A GC policy (the SQL layer's tidb_gc_life_time / tidb_gc_enable)
+// replaces Options.GCLifeTime: a long life time keeps every version, a
+// disabled policy stops background rounds but not RunGC.
+func TestGCPolicy(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{NoSync: true, GCLifeTime: time.Millisecond, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for i := range 3 {
+		put(t, e, "k", fmt.Sprint(i))
+	}
+	life, enabled := time.Hour, true
+	e.SetGCPolicy(func() (time.Duration, bool) { return life, enabled })
+	time.Sleep(5 * time.Millisecond)
+	if _, st, err := e.RunGC(ctx); err != nil || st.WritesDeleted != 0 {
+		t.Fatalf("GC with an hour's life time: %+v, %v", st, err)
+	}
+	life, enabled = time.Millisecond, false
+	if sp, st, err := e.runGC(ctx, true); err != nil || sp != 0 || st.WritesDeleted != 0 {
+		t.Fatalf("a background round while disabled: sp %d, %+v, %v", sp, st, err)
+	}
+	if _, st, err := e.RunGC(ctx); err != nil || st.WritesDeleted != 2 {
+		t.Fatalf("RunGC while disabled: %+v, %v", st, err)
+	}
+}

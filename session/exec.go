@@ -302,8 +302,8 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		case *ast.ColumnNameExpr:
 			val = types.NewString(e.Name.Name.O)
 		case *ast.DefaultExpr:
-			if sv, ok := sysVars[name]; ok {
-				val = types.NewString(sv.def)
+			if _, ok := sysVars[name]; ok {
+				val = types.NewString(s.b.varDefault(name))
 			}
 		case nil:
 		default:

@@ -51,6 +51,8 @@ type Config struct {
 	DisablePlanCache bool
 	// Logger for background work; nil: slog.Default().
 	Logger *slog.Logger
+	// GC: the defaults of the GC variables (gc-life-time and friends).
+	GC GCSettings
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates
@@ -226,7 +228,7 @@ func (s *Session) Close() {
 
 func (s *Session) getSysVar(name string, global bool) (string, error) {
 	name = strings.ToLower(name)
-	sv, ok := sysVars[name]
+	_, ok := sysVars[name]
 	if !ok {
 		return "", errUnknownSysVar(name)
 	}
@@ -244,7 +246,7 @@ func (s *Session) getSysVar(name string, global bool) (string, error) {
 	if v, ok := s.b.globals.get(name); ok {
 		return v, nil
 	}
-	return sv.def, nil
+	return s.b.varDefault(name), nil
 }
 
 func (s *Session) readVar(name string, system, global bool) (types.Datum, error) {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
@@ -38,6 +39,13 @@ type sysVar struct {
 //   - tidb_hashagg_final_concurrency / tidb_hashagg_partial_concurrency:
 //     shoal's hash aggregation runs in the statement's goroutine, which is
 //     what 1 asks for; other values are remembered, not applied.
+//
+// MVCC GC (the embedded server's GC loop, a cluster's kv/gcworker) reads
+// tidb_gc_life_time (how long old versions stay readable; a Go duration of
+// at least 1s, "10m0s" by default or the node's gc-life-time setting),
+// tidb_gc_run_interval (a cluster runs a round when the safe point would
+// move this far) and tidb_gc_enable (0 pauses the rounds) through
+// Backend.GCSettings; their defaults are the node's configuration.
 //
 // SET GLOBAL values are persisted in kv and shared by all SQL nodes of a
 // cluster (cluster.go).
@@ -107,6 +115,9 @@ var sysVars = map[string]sysVar{
 	"tidb_prepared_plan_cache_size":    {def: "100", numeric: true},
 	"tidb_hashagg_final_concurrency":   {def: "1", numeric: true},
 	"tidb_hashagg_partial_concurrency": {def: "1", numeric: true},
+	"tidb_gc_enable":                   {def: "1", numeric: true, globalOnly: true},
+	"tidb_gc_life_time":                {def: "10m0s", globalOnly: true},
+	"tidb_gc_run_interval":             {def: "10m0s", globalOnly: true},
 }
 
 // globalVars holds values SET GLOBAL changed (process-wide, in memory).
@@ -155,6 +166,12 @@ func normalizeVar(name, val string) (string, error) {
 		return low, nil
 	case "sql_mode":
 		return up, nil
+	case "tidb_gc_life_time", "tidb_gc_run_interval":
+		d, err := time.ParseDuration(strings.ToLower(val))
+		if err != nil || d < time.Second {
+			return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
+		}
+		return d.String(), nil
 	case "transaction_isolation", "tx_isolation":
 		up = strings.ReplaceAll(up, " ", "-")
 		switch up {
@@ -180,4 +197,59 @@ func varDatum(name, val string) types.Datum {
 		}
 	}
 	return types.NewString(val)
+}
+
+// GCSettings are the MVCC GC variables as the GC workers use them.
+type GCSettings struct {
+	Disabled    bool
+	LifeTime    time.Duration // 10m if 0
+	RunInterval time.Duration // 10m if 0
+}
+
+func (g GCSettings) withDefaults() GCSettings {
+	if g.LifeTime <= 0 {
+		g.LifeTime = 10 * time.Minute
+	}
+	if g.RunInterval <= 0 {
+		g.RunInterval = 10 * time.Minute
+	}
+	return g
+}
+
+// GCSettings returns the GC variables in force: SET GLOBAL values where
+// set, else the node's configuration (Config.GC).
+func (b *Backend) GCSettings() GCSettings {
+	out := b.cfg.GC.withDefaults()
+	if v, ok := b.globals.get("tidb_gc_enable"); ok {
+		out.Disabled = v == "0"
+	}
+	if v, ok := b.globals.get("tidb_gc_life_time"); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			out.LifeTime = d
+		}
+	}
+	if v, ok := b.globals.get("tidb_gc_run_interval"); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			out.RunInterval = d
+		}
+	}
+	return out
+}
+
+// varDefault is a variable's value when nobody set it: the node's
+// configuration for the GC variables, else the built-in default.
+func (b *Backend) varDefault(name string) string {
+	gc := b.cfg.GC.withDefaults()
+	switch name {
+	case "tidb_gc_enable":
+		if gc.Disabled {
+			return "0"
+		}
+		return "1"
+	case "tidb_gc_life_time":
+		return gc.LifeTime.String()
+	case "tidb_gc_run_interval":
+		return gc.RunInterval.String()
+	}
+	return sysVars[name].def
 }

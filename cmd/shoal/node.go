@@ -26,11 +26,16 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
-	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword})
+	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword,
+		GC: session.GCSettings{LifeTime: gcLife}})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
 	}
+	store.SetGCPolicy(func() (time.Duration, bool) {
+		gc := backend.GCSettings()
+		return gc.LifeTime, !gc.Disabled
+	})
 	srv := server.New(server.Config{
 		Addr:          cfg.Addr(),
 		ServerVersion: "8.0.11-shoal-" + version,

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/gcworker"
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/kv/txnkv"
 	"github.com/shoaldb/shoal/pd/pdclient"
@@ -38,6 +40,8 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
 	fs.StringVar(&cfg.SchemaSyncInterval, "schema-sync-interval", cfg.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
 	fs.StringVar(&cfg.KVMaxBackoff, "kv-max-backoff", cfg.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
+	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions stay readable before MVCC GC (default of tidb_gc_life_time)")
+	fs.StringVar(&cfg.GCRunInterval, "gc-run-interval", cfg.GCRunInterval, "how far the GC safe point must move before a GC round runs (default of tidb_gc_run_interval)")
 	if err := parseFlags(fs, args, stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).", func(path string) error {
 		cfg = config.DefaultSQL()
 		return cfg.LoadFile(path)
@@ -98,6 +102,7 @@ type sqlNode struct {
 	kvc     *tikvclient.Client
 	storage *txnkv.Storage
 	backend *session.Backend
+	gc      *gcworker.Worker
 	srv     *server.Server
 }
 
@@ -125,29 +130,48 @@ func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNod
 	}
 	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore})
 	storage := txnkv.New(pdc, kvc, txnkv.Options{})
+	gcLife, gcRun := cfg.GC()
 	backend, err := session.NewBackend(clusterStorage{storage, kvc}, session.Config{
 		Password:           cfg.RootPassword,
 		SchemaSyncInterval: cfg.SyncInterval(),
 		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
 		Logger:             log,
+		GC:                 session.GCSettings{LifeTime: gcLife, RunInterval: gcRun},
 	})
 	if err != nil {
 		kvc.Close()
 		pdc.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
 	}
+	gcw := gcworker.New(gcworker.Config{
+		ServiceID: gcServiceID(cfg),
+		Settings: func() gcworker.Settings {
+			gc := backend.GCSettings()
+			return gcworker.Settings{Disabled: gc.Disabled, LifeTime: gc.LifeTime, RunInterval: gc.RunInterval}
+		},
+		Logger: log,
+	}, pdc, kvc, storage)
+	gcw.Start()
 	srv := server.New(server.Config{
 		Addr:          cfg.Addr(),
 		ServerVersion: "8.0.11-shoal-" + version,
 		Logger:        log,
 	}, backend)
-	return &sqlNode{pd: pdc, kvc: kvc, storage: storage, backend: backend, srv: srv}, nil
+	return &sqlNode{pd: pdc, kvc: kvc, storage: storage, backend: backend, gc: gcw, srv: srv}, nil
+}
+
+// gcServiceID names this SQL node's GC claim at PD: its host and MySQL
+// address, so a restarted node takes its old claim over.
+func gcServiceID(cfg config.SQL) string {
+	host, _ := os.Hostname()
+	return "sql-" + host + "-" + cfg.Addr()
 }
 
 // Close stops accepting, closes the sessions, then the background refresh
 // and the clients.
 func (n *sqlNode) Close() error {
 	err := n.srv.Close()
+	n.gc.Close()
 	n.backend.Close()
 	n.storage.Close()
 	err = errors.Join(err, n.kvc.Close())
@@ -248,9 +272,10 @@ func sqlStatusOrOff(cfg config.SQL) string {
 type sqlStatus struct {
 	status.Status
 	// Health: PD answered a timestamp request just now.
-	Health        bool   `json:"health"`
-	SchemaVersion int64  `json:"schema_version"`
-	Error         string `json:"error,omitempty"`
+	Health        bool            `json:"health"`
+	SchemaVersion int64           `json:"schema_version"`
+	GC            gcworker.Status `json:"gc"`
+	Error         string          `json:"error,omitempty"`
 }
 
 func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
@@ -266,6 +291,7 @@ func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
 			st.Error = err.Error()
 		}
 		st.SchemaVersion = n.backend.SchemaVersion()
+		st.GC = n.gc.Status()
 		status.WriteJSON(w, st)
 	})
 	return mux

@@ -13,11 +13,13 @@ import (
 func TestSQLFlags(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "sql.toml")
 	os.WriteFile(p, []byte("pd = \"127.0.0.1:1\"\nschema-sync-interval = \"1s\"\n[prepared-plan-cache]\nenabled = false\n"), 0o644)
-	cfg, err := sqlFlags([]string{"--config", p, "--pd", "127.0.0.1:2379,127.0.0.1:2380", "--port", "4001"}, io.Discard)
+	cfg, err := sqlFlags([]string{"--config", p, "--pd", "127.0.0.1:2379,127.0.0.1:2380", "--port", "4001", "--gc-life-time", "1h"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.PDAddrs()) != 2 || cfg.Port != 4001 || cfg.SyncInterval() != time.Second || cfg.PreparedPlanCache.Enabled {
+	life, run := cfg.GC()
+	if len(cfg.PDAddrs()) != 2 || cfg.Port != 4001 || cfg.SyncInterval() != time.Second || cfg.PreparedPlanCache.Enabled ||
+		life != time.Hour || run != 10*time.Minute {
 		t.Fatalf("%+v", cfg)
 	}
 	for _, bad := range [][]string{
@@ -25,6 +27,8 @@ func TestSQLFlags(t *testing.T) {
 		{"--pd", "nohostport"},
 		{"--schema-sync-interval", "1ns"},
 		{"--kv-max-backoff", "soon"},
+		{"--gc-life-time", "100ms"},
+		{"--gc-run-interval", "often"},
 		{"--port", "10080"},
 		{"extra"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
@@ -19,16 +20,30 @@ const maxLockBackoff = 40 * time.Second
 // and then commits or rolls back the met lock accordingly. It reports
 // whether every lock is gone.
 func (s *Storage) resolveLocks(ctx context.Context, callerTS uint64, locks []*kvrpc.LockInfo) (bool, error) {
+	minAlive, err := s.resolve(ctx, callerTS, locks)
+	return err == nil && minAlive == math.MaxUint64, err
+}
+
+// ResolveLocksForGC resolves locks a GC round found below its safe point
+// and returns the smallest start ts of a lock whose transaction is still
+// alive (math.MaxUint64 if none): the round must not pass it.
+func (s *Storage) ResolveLocksForGC(ctx context.Context, locks []*kvrpc.LockInfo) (uint64, error) {
+	return s.resolve(ctx, 0, locks)
+}
+
+// resolve clears the locks it can and returns the smallest start ts of a
+// live one (math.MaxUint64 if none).
+func (s *Storage) resolve(ctx context.Context, callerTS uint64, locks []*kvrpc.LockInfo) (uint64, error) {
+	minAlive := uint64(math.MaxUint64)
 	currentTS, err := s.pd.GetTS(ctx)
 	if err != nil {
-		return false, err
+		return minAlive, err
 	}
 	type status struct {
 		alive    bool
 		commitTS uint64
 	}
 	cache := map[uint64]status{}
-	all := true
 	for _, l := range locks {
 		st, ok := cache[l.LockTS]
 		if !ok {
@@ -37,7 +52,7 @@ func (s *Storage) resolveLocks(ctx context.Context, callerTS uint64, locks []*kv
 				CurrentTS: currentTS, RollbackIfNotExist: true,
 			})
 			if err != nil {
-				return false, err
+				return minAlive, err
 			}
 			st = status{alive: resp.LockTTL > 0, commitTS: resp.CommitTS}
 			if pl := resp.Lock; st.alive && pl != nil && pl.UseAsyncCommit && lockExpired(pl, currentTS) {
@@ -46,23 +61,23 @@ func (s *Storage) resolveLocks(ctx context.Context, callerTS uint64, locks []*kv
 				// so other readers find them unlocked.
 				commitTS, err := s.resolveAsyncCommit(ctx, pl, callerTS, currentTS)
 				if err != nil {
-					return false, err
+					return minAlive, err
 				}
 				st = status{commitTS: commitTS}
 			}
 			cache[l.LockTS] = st
 		}
 		if st.alive {
-			all = false
+			minAlive = min(minAlive, l.LockTS)
 			continue
 		}
 		if _, err := s.store.KvResolveLock(ctx, kvrpc.ResolveLockRequest{
 			StartTS: l.LockTS, CommitTS: st.commitTS, Keys: [][]byte{l.Key},
 		}); err != nil {
-			return false, err
+			return minAlive, err
 		}
 	}
-	return all, nil
+	return minAlive, nil
 }
 
 // lockExpired reports whether l's TTL ran out at currentTS (as the store

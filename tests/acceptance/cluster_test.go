@@ -2,8 +2,8 @@ package acceptance
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/pd/pdclient"
+	"github.com/shoaldb/shoal/playground"
 	"github.com/shoaldb/shoal/tests/testserver"
 )
 
@@ -143,6 +144,16 @@ func TestClusterPlayground(t *testing.T) {
 		t.FailNow()
 	}
 
+	// MVCC GC from here on with a 1 s life time, while go-tpc runs; a
+	// transaction left open on one SQL node keeps its snapshot whichever
+	// node runs the rounds.
+	long := beginLongSnapshot(t, sdb)
+	mustExec(t, db, "SET GLOBAL tidb_gc_life_time = '1s'")
+	mustExec(t, db, "SET GLOBAL tidb_gc_run_interval = '1s'")
+	for i := range 3 {
+		mustExec(t, sdb, fmt.Sprintf("UPDATE sbtest1 SET c = 'after-%d' WHERE id = 1", i))
+	}
+
 	// go-tpc, 1 warehouse, through HAProxy.
 	mustExec(t, db, "CREATE DATABASE tpcc")
 	start = time.Now()
@@ -195,6 +206,8 @@ func TestClusterPlayground(t *testing.T) {
 	for i := 1; i <= sbTables; i++ {
 		adminCheck(t, sdb, fmt.Sprintf("sbtest%d", i))
 	}
+	long.checkAndEnd(t)
+	waitGCRoundAfter(t, pg, long.began)
 	if n := regionCount(t, pg); n > 0 {
 		t.Logf("regions at the end: %d", n)
 	}
@@ -297,5 +310,74 @@ func checkRegionsSpread(t *testing.T, pg *testserver.Playground, minRegions, rep
 				minRegions, replicas, len(pg.Layout.Store), last)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// longSnapshot is a transaction held open on one connection while GC runs.
+type longSnapshot struct {
+	conn  *sql.Conn
+	tx    *sql.Tx
+	c     string // sbtest1 id 1's c when it began
+	began time.Time
+}
+
+func beginLongSnapshot(t *testing.T, db *sql.DB) *longSnapshot {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &longSnapshot{conn: conn, began: time.Now()}
+	if l.tx, err = conn.BeginTx(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.tx.QueryRow("SELECT c FROM sbtest1 WHERE id = 1").Scan(&l.c); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// checkAndEnd reads the row again in the open transaction: the same value,
+// though newer versions were written and GC ran meanwhile.
+func (l *longSnapshot) checkAndEnd(t *testing.T) {
+	t.Helper()
+	var c string
+	if err := l.tx.QueryRow("SELECT c FROM sbtest1 WHERE id = 1").Scan(&c); err != nil || c != l.c {
+		t.Errorf("a transaction open during GC rounds read %q, %v; want its snapshot's %q", c, err, l.c)
+	}
+	_ = l.tx.Rollback()
+	_ = l.conn.Close()
+}
+
+// waitGCRoundAfter waits until a SQL node reports a GC round that removed
+// versions at a safe point later than since (so past the long snapshot,
+// once it ended), bounded by two minutes.
+func waitGCRoundAfter(t *testing.T, pg *testserver.Playground, since time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var last []string
+	for {
+		last = last[:0]
+		for _, n := range pg.Layout.SQL {
+			st, err := playground.Status(n.Status)
+			if err != nil {
+				last = append(last, err.Error())
+				continue
+			}
+			gc, _ := st["gc"].(map[string]any)
+			round, _ := gc["last_round"].(map[string]any)
+			last = append(last, fmt.Sprintf("%s: %v", n.MySQL, gc))
+			sp, _ := round["safe_point"].(float64)
+			deleted, _ := round["writes_deleted"].(float64)
+			if deleted > 0 && time.UnixMilli(int64(sp)>>18).After(since) {
+				t.Logf("GC round on %s: %v", n.MySQL, round)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no GC round past %s removed anything within 2 minutes: %q", since.Format(time.RFC3339), last)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
