@@ -12,6 +12,49 @@ import (
 type snapshot struct {
 	s  *Storage
 	ts uint64
+	// cache, when not nil, keeps what BatchGet (and pessimistic locking)
+	// learned of keys at ts, so a later Get of such a key needs no round
+	// trip: a statement prefetches the keys it will check one by one (a
+	// multi-row INSERT's duplicate checks). A snapshot is immutable (a
+	// write committing later gets a commit ts above every read already
+	// served at ts), so entries stay true while ts does. Only a
+	// transaction's own snapshot has one (used by one goroutine); it is
+	// dropped when the read ts moves (setTS) and when it grows too big.
+	cache map[string]cachedValue
+}
+
+// cachedValue is a key's committed value at the snapshot's ts.
+type cachedValue struct {
+	value  []byte
+	exists bool
+}
+
+// snapshotCacheMax bounds the entries of a snapshot cache.
+const snapshotCacheMax = 1 << 16
+
+func (sn *snapshot) setTS(ts uint64) {
+	if ts != sn.ts && sn.cache != nil {
+		clear(sn.cache)
+	}
+	sn.ts = ts
+}
+
+// remember records what a read at the snapshot's ts found for keys:
+// found holds the values of the present ones.
+func (sn *snapshot) remember(keys [][]byte, found map[string][]byte) {
+	if sn.cache == nil {
+		return
+	}
+	if len(sn.cache)+len(keys) > snapshotCacheMax {
+		clear(sn.cache)
+		if len(keys) > snapshotCacheMax {
+			return
+		}
+	}
+	for _, k := range keys {
+		v, ok := found[string(k)]
+		sn.cache[string(k)] = cachedValue{value: v, exists: ok}
+	}
 }
 
 var _ kv.Snapshot = (*snapshot)(nil)
@@ -21,6 +64,12 @@ func (sn *snapshot) TS() uint64 { return sn.ts }
 func (sn *snapshot) Get(ctx context.Context, k kv.Key) ([]byte, error) {
 	if err := sn.s.checkClosed(); err != nil {
 		return nil, err
+	}
+	if c, ok := sn.cache[string(k)]; ok {
+		if !c.exists {
+			return nil, kv.ErrNotExist
+		}
+		return c.value, nil
 	}
 	var bo backoff
 	for {
@@ -52,20 +101,39 @@ func (sn *snapshot) batchGetInto(ctx context.Context, keys []kv.Key, out map[str
 	if len(keys) == 0 {
 		return nil
 	}
-	raw := make([][]byte, len(keys))
-	for i, k := range keys {
-		raw[i] = k
+	raw := make([][]byte, 0, len(keys))
+	for _, k := range keys {
+		if c, ok := sn.cache[string(k)]; ok {
+			if c.exists {
+				out[string(k)] = c.value
+			}
+			continue
+		}
+		raw = append(raw, k)
+	}
+	if len(raw) == 0 {
+		return nil
 	}
 	var bo backoff
 	for {
 		resp, err := sn.s.store.KvBatchGet(ctx, kvrpc.BatchGetRequest{Keys: raw, Version: sn.ts})
 		if err == nil {
+			found := out
+			if sn.cache != nil {
+				found = make(map[string][]byte, len(resp.Pairs))
+			}
 			for _, p := range resp.Pairs {
 				v := p.Value
 				if v == nil {
 					v = []byte{}
 				}
-				out[string(p.Key)] = v
+				found[string(p.Key)] = v
+			}
+			if sn.cache != nil {
+				sn.remember(raw, found)
+				for k, v := range found {
+					out[k] = v
+				}
 			}
 			return nil
 		}

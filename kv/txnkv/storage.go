@@ -52,6 +52,10 @@ const (
 	// prewriteLockTTL is the TTL (ms) of optimistic prewrite locks.
 	prewriteLockTTL   = 3000
 	heartbeatInterval = 10 * time.Second
+	// bigTxnKeys: an optimistic transaction with this many mutations
+	// prewrites with the pessimistic TTL and a heartbeat (TiDB's TTL
+	// manager for big transactions).
+	bigTxnKeys = 4096
 	// scanBatchMax is the largest batch a snapshot iterator fetches.
 	scanBatchMax = 256
 	scanBatchMin = 32

@@ -39,7 +39,8 @@ type txn struct {
 var _ kv.Txn = (*txn)(nil)
 
 func newTxn(s *Storage, ts uint64, opts kv.TxnOptions) *txn {
-	return &txn{s: s, opts: opts, startTS: ts, snap: snapshot{s: s, ts: ts}, buf: newMemBuffer(), valid: true, forUpdateTS: ts}
+	return &txn{s: s, opts: opts, startTS: ts, snap: snapshot{s: s, ts: ts, cache: map[string]cachedValue{}},
+		buf: newMemBuffer(), valid: true, forUpdateTS: ts}
 }
 
 func (t *txn) StartTS() uint64  { return t.startTS }
@@ -58,7 +59,7 @@ func (t *txn) SetReadTS(ts uint64) {
 	if ts == 0 {
 		ts = t.startTS
 	}
-	t.snap.ts = ts
+	t.snap.setTS(ts)
 }
 
 var errTxnDone = errors.New("txnkv: transaction already committed or rolled back")
@@ -173,15 +174,23 @@ func (t *txn) LockAndGet(ctx context.Context, opts kv.LockOptions, keys []kv.Key
 	}
 	// Keys buffered or locked before this call were not asked for values.
 	var rest []kv.Key
+	var answered [][]byte
 	for _, k := range keys {
 		if _, ok := out[string(k)]; !ok {
 			rest = append(rest, k)
+		} else {
+			answered = append(answered, k)
 		}
 	}
 	for k, v := range out {
 		if v == nil {
 			delete(out, k) // answered: absent
 		}
+	}
+	// A key locked at ForUpdateTS has nothing newer than it committed: the
+	// values read are the snapshot's at that ts.
+	if t.snap.ts == opts.ForUpdateTS {
+		t.snap.remember(answered, out)
 	}
 	if len(rest) > 0 {
 		got, err := t.BatchGet(ctx, rest)
@@ -353,11 +362,14 @@ func (t *txn) startHeartbeat() {
 					return
 				case <-tick.C:
 					ttl := uint64(max(time.Since(pd.PhysicalTime(startTS)).Milliseconds(), 0)) + pessimisticLockTTL
-					if _, err := store.KvTxnHeartBeat(context.Background(), kvrpc.TxnHeartBeatRequest{
+					// A failure (the primary not prewritten yet, a store
+					// unreachable) is retried at the next tick; the
+					// transaction's end stops the loop.
+					ctx, cancel := context.WithTimeout(context.Background(), heartbeatInterval)
+					_, _ = store.KvTxnHeartBeat(ctx, kvrpc.TxnHeartBeatRequest{
 						PrimaryLock: primary, StartTS: startTS, AdviseLockTTL: ttl,
-					}); err != nil {
-						return
-					}
+					})
+					cancel()
 				}
 			}
 		}()
@@ -436,6 +448,13 @@ func (t *txn) Commit(ctx context.Context) error {
 	if pessimistic {
 		req.ForUpdateTS = t.forUpdateTS
 		req.LockTTL = t.lockTTL()
+	} else if len(ms) >= bigTxnKeys {
+		// Prewriting this many keys may take longer than prewriteLockTTL:
+		// the locks get the managed TTL and a heartbeat keeps it ahead,
+		// so readers do not take the transaction for dead meanwhile.
+		req.LockTTL = t.lockTTL()
+		t.primary = primary
+		t.startHeartbeat()
 	} else {
 		// Age plus a margin: a long transaction's locks are not taken for
 		// dead between its prewrite and its commit.

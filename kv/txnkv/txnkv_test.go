@@ -591,3 +591,114 @@ func TestIterSizedOneFetch(t *testing.T) {
 		t.Fatalf("undersized iterator read %d keys, want 300", n)
 	}
 }
+
+// getCounter counts KvGet and KvBatchGet calls of the client it wraps.
+type getCounter struct {
+	kvrpc.Client
+	gets, batchGets atomic.Int64
+}
+
+func (c *getCounter) KvGet(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetResponse, error) {
+	c.gets.Add(1)
+	return c.Client.KvGet(ctx, req)
+}
+
+func (c *getCounter) KvBatchGet(ctx context.Context, req kvrpc.BatchGetRequest) (kvrpc.BatchGetResponse, error) {
+	c.batchGets.Add(1)
+	return c.Client.KvBatchGet(ctx, req)
+}
+
+// TestSnapshotCache: keys a transaction read with BatchGet (present or
+// absent) are answered by later Gets without a call; its own writes still
+// win; a new read ts forgets them; pessimistic LockAndGet fills it too.
+func TestSnapshotCache(t *testing.T) {
+	e := open(t)
+	write(t, e, true, "a", "1", "b", "2")
+	counter := &getCounter{Client: e.Service}
+	s := txnkv.New(e.PD, counter, txnkv.Options{})
+	txn := begin(t, s, kv.Optimistic, true)
+	got, err := txn.BatchGet(ctx, []kv.Key{kv.Key("a"), kv.Key("b"), kv.Key("c")})
+	must(t, err)
+	if len(got) != 2 || counter.batchGets.Load() != 1 {
+		t.Fatalf("BatchGet = %q in %d calls", got, counter.batchGets.Load())
+	}
+	write(t, e, true, "a", "changed", "c", "3") // after the snapshot: invisible
+	if get(t, txn, "a") != "1" || get(t, txn, "c") != "<nil>" || counter.gets.Load() != 0 {
+		t.Fatalf("cached reads: a=%s c=%s with %d calls", get(t, txn, "a"), get(t, txn, "c"), counter.gets.Load())
+	}
+	if _, err := txn.BatchGet(ctx, []kv.Key{kv.Key("a"), kv.Key("c")}); err != nil || counter.batchGets.Load() != 1 {
+		t.Fatalf("a cached BatchGet called the store: %v, %d calls", err, counter.batchGets.Load())
+	}
+	must(t, txn.Set(kv.Key("c"), []byte("mine")))
+	if get(t, txn, "c") != "mine" {
+		t.Fatal("the transaction's own write lost to the cache")
+	}
+	ts, err := s.CurrentTS(ctx)
+	must(t, err)
+	txn.SetReadTS(ts)
+	if get(t, txn, "a") != "changed" || counter.gets.Load() != 1 {
+		t.Fatalf("after a new read ts: a=%s with %d calls", get(t, txn, "a"), counter.gets.Load())
+	}
+	must(t, txn.Rollback())
+
+	// Pessimistic: LockAndGet's values serve later reads at that ts.
+	p := begin(t, s, kv.Pessimistic, false)
+	fu, err := s.CurrentTS(ctx)
+	must(t, err)
+	p.SetReadTS(fu)
+	if _, err := p.LockAndGet(ctx, kv.LockOptions{ForUpdateTS: fu, WaitTimeout: time.Second}, []kv.Key{kv.Key("b"), kv.Key("d")}); err != nil {
+		t.Fatal(err)
+	}
+	counter.gets.Store(0)
+	counter.batchGets.Store(0)
+	if get(t, p, "b") != "2" || get(t, p, "d") != "<nil>" || counter.gets.Load()+counter.batchGets.Load() != 0 {
+		t.Fatalf("reads after LockAndGet made %d calls", counter.gets.Load()+counter.batchGets.Load())
+	}
+	must(t, p.Rollback())
+}
+
+// slowPrewrite answers prewrites only after a delay (a big transaction's
+// prewrite across many regions).
+type slowPrewrite struct {
+	kvrpc.Client
+	delay time.Duration
+	done  chan struct{}
+}
+
+func (c *slowPrewrite) KvPrewrite(ctx context.Context, req kvrpc.PrewriteRequest) (kvrpc.PrewriteResponse, error) {
+	resp, err := c.Client.KvPrewrite(ctx, req)
+	close(c.done)
+	time.Sleep(c.delay)
+	return resp, err
+}
+
+// TestBigOptimisticTxnOutlivesPrewriteTTL: a large optimistic transaction
+// whose prewrite takes longer than the short prewrite TTL is not rolled
+// back by a reader meeting its locks (DROP DATABASE of a big database in
+// a cluster was, and failed with "txn lock not found").
+func TestBigOptimisticTxnOutlivesPrewriteTTL(t *testing.T) {
+	e := open(t)
+	slow := &slowPrewrite{Client: e.Service, delay: 4 * time.Second, done: make(chan struct{})}
+	s := txnkv.New(e.PD, slow, txnkv.Options{})
+	txn := begin(t, s, kv.Optimistic, false)
+	for i := range 5000 {
+		must(t, txn.Set(kv.Key(fmt.Sprintf("k%05d", i)), []byte("big")))
+	}
+	committed := make(chan error, 1)
+	go func() { committed <- txn.Commit(ctx) }()
+	<-slow.done
+	// The reader began before the commit: it waits for the locks to be
+	// settled, then reads nothing (its snapshot is older) — without
+	// rolling the transaction back.
+	reader := begin(t, e, kv.Optimistic, false)
+	defer reader.Rollback()
+	if v := get(t, reader, "k00000"); v != "<nil>" {
+		t.Fatalf("reader saw %q", v)
+	}
+	must(t, <-committed)
+	after := begin(t, e, kv.Optimistic, false)
+	defer after.Rollback()
+	if v := get(t, after, "k04999"); v != "big" {
+		t.Fatalf("after the commit: %q", v)
+	}
+}

@@ -69,6 +69,31 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 	return keys, owners
 }
 
+// prefetchUnique reads, in one request, the keys whose absence inserting
+// rows needs, so that their duplicate checks (checkDup, one row at a time)
+// find them in the transaction's snapshot cache instead of each making a
+// round trip. A pessimistic transaction locks them all at once (it would
+// lock each row's as it went; the order of locks within a statement does
+// not matter).
+func (w *writer) prefetchUnique(rows []types.Row) error {
+	var keys []kv.Key
+	for _, row := range rows {
+		h, err := w.tc.handleOf(w.t, row)
+		if err != nil {
+			return nil // insertOne reports it
+		}
+		ks, _ := w.uniqueKeys(row, h)
+		keys = append(keys, ks...)
+	}
+	var err error
+	if w.ctx.Pessimistic {
+		_, err = w.ctx.lockAndGet(keys)
+	} else {
+		_, err = w.ctx.Txn.BatchGet(w.ctx.Ctx, keys)
+	}
+	return err
+}
+
 // checkDup looks for an existing row clashing with row on its handle or a
 // unique index; it returns a *dupError naming it.
 func (w *writer) checkDup(row types.Row, h tablecodec.Handle, skipHandle bool) error {
@@ -424,65 +449,102 @@ func execInsert(ctx *Context, p *planner.Insert) error {
 	for _, off := range p.Targets {
 		assigned[off] = true
 	}
-	for i := 0; i < n; i++ {
-		row := make(types.Row, width)
-		rowNum := i + 1
-		for j, off := range p.Targets {
-			c := t.Columns[off]
-			var v types.Datum
-			var err error
-			if p.Select != nil {
-				v = srcRows[i][j]
-			} else if e := p.Rows[i][j]; e == nil {
-				v, err = DefaultValue(ctx, c, rowNum)
-			} else {
-				v, err = e.Eval(ctx.Eval, nil)
-			}
+	// Rows are built a batch at a time, then the keys whose absence they
+	// need are read in one request (the duplicate checks then find them in
+	// the transaction's snapshot cache), then they are inserted in order.
+	// A row that cannot be built ends the statement after the rows before
+	// it went in, as if the rows were handled one by one.
+	batch := make([]types.Row, 0, min(n, insertBatch))
+	for first := 0; first < n; first += insertBatch {
+		batch = batch[:0]
+		var buildErr error
+		for i := first; i < min(n, first+insertBatch); i++ {
+			row, err := buildInsertRow(ctx, p, srcRows, assigned, width, hidden, n, i)
 			if err != nil {
+				buildErr = err
+				break
+			}
+			batch = append(batch, row)
+		}
+		if len(batch) > 1 {
+			if err := w.prefetchUnique(batch); err != nil {
 				return err
 			}
-			if v, err = CastToColumn(ctx, v, c, rowNum); err != nil {
+		}
+		for j, row := range batch {
+			if err := insertOne(ctx, w, p, row, first+j+1); err != nil {
 				return err
 			}
-			row[off] = v
 		}
-		for off, c := range t.Columns {
-			if !assigned[off] {
-				v, err := DefaultValue(ctx, c, rowNum)
-				if err != nil {
-					return err
-				}
-				row[off] = v
-			}
-		}
-		if err := fillAutoInc(ctx, t, row); err != nil {
-			return err
-		}
-		for off, c := range t.Columns {
-			if row[off].IsNull() && c.Type.NotNull() {
-				err := errno.NewStd(mysql.ErrBadNull, c.Name)
-				if ctx.StrictMode || n == 1 {
-					return err
-				}
-				ctx.Eval.AppendWarning(err)
-				row[off] = zeroValue(c)
-			}
-		}
-		if hidden {
-			id, err := ctx.Catalog.AllocAutoID(ctx.Ctx, t.ID, 1)
-			if err != nil {
-				return err
-			}
-			row[width-1] = types.NewInt(id)
-		}
-		if err := insertOne(ctx, w, p, row, rowNum); err != nil {
-			return err
+		if buildErr != nil {
+			return buildErr
 		}
 	}
 	if ctx.InsertID != 0 {
 		ctx.LastInsertID = ctx.InsertID
 	}
 	return nil
+}
+
+// insertBatch is how many rows of a multi-row INSERT are built and have
+// their duplicate checks prefetched together.
+const insertBatch = 256
+
+// buildInsertRow evaluates row i of an INSERT: the given values (or the
+// source row), defaults, auto-increment and the hidden row id.
+func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assigned []bool, width int, hidden bool, n, i int) (types.Row, error) {
+	t := p.Table
+	row := make(types.Row, width)
+	rowNum := i + 1
+	for j, off := range p.Targets {
+		c := t.Columns[off]
+		var v types.Datum
+		var err error
+		if p.Select != nil {
+			v = srcRows[i][j]
+		} else if e := p.Rows[i][j]; e == nil {
+			v, err = DefaultValue(ctx, c, rowNum)
+		} else {
+			v, err = e.Eval(ctx.Eval, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v, err = CastToColumn(ctx, v, c, rowNum); err != nil {
+			return nil, err
+		}
+		row[off] = v
+	}
+	for off, c := range t.Columns {
+		if !assigned[off] {
+			v, err := DefaultValue(ctx, c, rowNum)
+			if err != nil {
+				return nil, err
+			}
+			row[off] = v
+		}
+	}
+	if err := fillAutoInc(ctx, t, row); err != nil {
+		return nil, err
+	}
+	for off, c := range t.Columns {
+		if row[off].IsNull() && c.Type.NotNull() {
+			err := errno.NewStd(mysql.ErrBadNull, c.Name)
+			if ctx.StrictMode || n == 1 {
+				return nil, err
+			}
+			ctx.Eval.AppendWarning(err)
+			row[off] = zeroValue(c)
+		}
+	}
+	if hidden {
+		id, err := ctx.Catalog.AllocAutoID(ctx.Ctx, t.ID, 1)
+		if err != nil {
+			return nil, err
+		}
+		row[width-1] = types.NewInt(id)
+	}
+	return row, nil
 }
 
 func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
