@@ -54,7 +54,7 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
 		}
-		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db, CheckView: func(sel ast.StmtNode) ([]string, error) {
+		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
 		return nil, ddl.Exec(ctx, x)

@@ -277,6 +277,17 @@ func (s *Session) lockWait() time.Duration {
 	return time.Duration(secs * float64(time.Second))
 }
 
+// clustering is tidb_enable_clustered_index as the DDL executor takes it.
+func (s *Session) clustering() executor.Clustering {
+	switch v, _ := s.getSysVar("tidb_enable_clustered_index", false); v {
+	case "OFF":
+		return executor.ClusterNone
+	case "INT_ONLY":
+		return executor.ClusterIntOnly
+	}
+	return executor.ClusterAll
+}
+
 func (s *Session) txnMode() kv.TxnMode {
 	v, _ := s.getSysVar("tidb_txn_mode", false)
 	if v == "optimistic" {

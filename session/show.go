@@ -319,6 +319,8 @@ func showCreateTable(t *catalog.TableInfo) string {
 			l := "  PRIMARY KEY (" + strings.Join(cols, ",") + ")"
 			if t.PKIsHandle || t.CommonHandle {
 				l += " /*T![clustered_index] CLUSTERED */"
+			} else {
+				l += " /*T![clustered_index] NONCLUSTERED */"
 			}
 			lines = append(lines, l)
 		case idx.Unique:

@@ -34,8 +34,11 @@ type sysVar struct {
 //   - tidb_guarantee_linearizability: 1 makes an async commit take a fresh
 //     timestamp before prewriting as its least commit ts; 0 skips that
 //     round trip (commit ts then only exceed the reads stores served).
-//   - tidb_enable_clustered_index: 1 is shoal's behaviour (primary keys are
-//     clustered); other values are remembered, not applied.
+//   - tidb_enable_clustered_index: ON (1, the default) makes a new table's
+//     primary key its row key unless it says NONCLUSTERED; INT_ONLY does
+//     so only for a single integer column; OFF (0) for none (the primary
+//     key is then a unique index over a hidden row id). CLUSTERED and
+//     NONCLUSTERED in the DDL override it.
 //   - tidb_hashagg_final_concurrency / tidb_hashagg_partial_concurrency:
 //     shoal's hash aggregation runs in the statement's goroutine, which is
 //     what 1 asks for; other values are remembered, not applied.
@@ -111,7 +114,7 @@ var sysVars = map[string]sysVar{
 	"tidb_enable_async_commit":         {def: "0", numeric: true},
 	"tidb_enable_1pc":                  {def: "1", numeric: true},
 	"tidb_guarantee_linearizability":   {def: "1", numeric: true},
-	"tidb_enable_clustered_index":      {def: "1", numeric: true},
+	"tidb_enable_clustered_index":      {def: "ON"},
 	"tidb_prepared_plan_cache_size":    {def: "100", numeric: true},
 	"tidb_hashagg_final_concurrency":   {def: "1", numeric: true},
 	"tidb_hashagg_partial_concurrency": {def: "1", numeric: true},
@@ -166,6 +169,16 @@ func normalizeVar(name, val string) (string, error) {
 		return low, nil
 	case "sql_mode":
 		return up, nil
+	case "tidb_enable_clustered_index":
+		switch up {
+		case "ON", "1":
+			return "ON", nil
+		case "OFF", "0":
+			return "OFF", nil
+		case "INT_ONLY":
+			return "INT_ONLY", nil
+		}
+		return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
 	case "tidb_gc_life_time", "tidb_gc_run_interval":
 		d, err := time.ParseDuration(strings.ToLower(val))
 		if err != nil || d < time.Second {

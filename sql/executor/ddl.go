@@ -22,7 +22,25 @@ type DDL struct {
 	CurrentDB string
 	// CheckView validates a view's SELECT and returns its column names.
 	CheckView ViewCheck
+	// Clustering decides whether a new table's primary key without an
+	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
+	// tidb_enable_clustered_index; the zero value clusters every one).
+	Clustering Clustering
 }
+
+// Clustering is the tidb_enable_clustered_index policy for primary keys
+// declared without CLUSTERED or NONCLUSTERED.
+type Clustering uint8
+
+const (
+	// ClusterAll: every primary key is the row key (ON, 1).
+	ClusterAll Clustering = iota
+	// ClusterIntOnly: only a single integer column is (INT_ONLY); other
+	// primary keys are unique indexes over a hidden row id.
+	ClusterIntOnly
+	// ClusterNone: no primary key is (OFF, 0).
+	ClusterNone
+)
 
 func (d *DDL) dbName(tn *ast.TableName) (string, error) {
 	if tn.Schema.O != "" {
@@ -228,6 +246,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 	}
 	var pk []*ast.IndexPartSpecification
+	pkType := ast.PrimaryKeyTypeDefault
 	type idxDef struct {
 		name   string
 		unique bool
@@ -263,6 +282,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 					return errno.NewStd(mysql.ErrMultiplePriKey)
 				}
 				pk = []*ast.IndexPartSpecification{{Column: cd.Name}}
+				pkType = o.PrimaryKeyTp
 			case ast.ColumnOptionUniqKey:
 				indexes = append(indexes, idxDef{name: c.Name, unique: true, parts: []*ast.IndexPartSpecification{{Column: cd.Name}}})
 			case ast.ColumnOptionComment:
@@ -285,6 +305,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 				return errno.NewStd(mysql.ErrMultiplePriKey)
 			}
 			pk = cons.Keys
+			if cons.Option != nil {
+				pkType = cons.Option.PrimaryKeyTp
+			}
 		case ast.ConstraintKey, ast.ConstraintIndex:
 			indexes = append(indexes, idxDef{name: cons.Name, parts: cons.Keys})
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
@@ -302,9 +325,17 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
 		}
 		t.Indices = append(t.Indices, idx)
-		if len(idx.Columns) == 1 && t.Columns[idx.Columns[0].Offset].Type.IsInteger() {
+		intHandle := len(idx.Columns) == 1 && t.Columns[idx.Columns[0].Offset].Type.IsInteger()
+		clustered := pkType == ast.PrimaryKeyTypeClustered
+		if pkType == ast.PrimaryKeyTypeDefault {
+			clustered = d.Clustering == ClusterAll || (d.Clustering == ClusterIntOnly && intHandle)
+		}
+		switch {
+		case !clustered:
+			// A unique index named PRIMARY over a hidden row id.
+		case intHandle:
 			t.PKIsHandle = true
-		} else {
+		default:
 			t.CommonHandle = true
 		}
 	}
