@@ -78,6 +78,669 @@ func (x *SnapshotChunk) GetData() []byte {
 	return nil
 }
 
+type BatchCommandsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// requests[i] has the id request_ids[i].
+	Requests   []*BatchCommandsRequest_Request `protobuf:"bytes,1,rep,name=requests,proto3" json:"requests,omitempty"`
+	RequestIds []uint64                        `protobuf:"varint,2,rep,packed,name=request_ids,json=requestIds,proto3" json:"request_ids,omitempty"`
+	// cancel_ids name requests sent earlier whose caller stopped waiting:
+	// the store cancels them if they still run (a unary call's
+	// cancellation). Their answers (if any) are still sent.
+	CancelIds     []uint64 `protobuf:"varint,3,rep,packed,name=cancel_ids,json=cancelIds,proto3" json:"cancel_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCommandsRequest) Reset() {
+	*x = BatchCommandsRequest{}
+	mi := &file_tikvpb_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCommandsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCommandsRequest) ProtoMessage() {}
+
+func (x *BatchCommandsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tikvpb_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCommandsRequest.ProtoReflect.Descriptor instead.
+func (*BatchCommandsRequest) Descriptor() ([]byte, []int) {
+	return file_tikvpb_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BatchCommandsRequest) GetRequests() []*BatchCommandsRequest_Request {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest) GetRequestIds() []uint64 {
+	if x != nil {
+		return x.RequestIds
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest) GetCancelIds() []uint64 {
+	if x != nil {
+		return x.CancelIds
+	}
+	return nil
+}
+
+type BatchCommandsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// responses[i] answers the request with the id request_ids[i].
+	Responses     []*BatchCommandsResponse_Response `protobuf:"bytes,1,rep,name=responses,proto3" json:"responses,omitempty"`
+	RequestIds    []uint64                          `protobuf:"varint,2,rep,packed,name=request_ids,json=requestIds,proto3" json:"request_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCommandsResponse) Reset() {
+	*x = BatchCommandsResponse{}
+	mi := &file_tikvpb_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCommandsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCommandsResponse) ProtoMessage() {}
+
+func (x *BatchCommandsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tikvpb_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCommandsResponse.ProtoReflect.Descriptor instead.
+func (*BatchCommandsResponse) Descriptor() ([]byte, []int) {
+	return file_tikvpb_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BatchCommandsResponse) GetResponses() []*BatchCommandsResponse_Response {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse) GetRequestIds() []uint64 {
+	if x != nil {
+		return x.RequestIds
+	}
+	return nil
+}
+
+type BatchCommandsRequest_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Cmd:
+	//
+	//	*BatchCommandsRequest_Request_Get
+	//	*BatchCommandsRequest_Request_BatchGet
+	//	*BatchCommandsRequest_Request_Scan
+	//	*BatchCommandsRequest_Request_Prewrite
+	//	*BatchCommandsRequest_Request_Commit
+	//	*BatchCommandsRequest_Request_PessimisticLock
+	//	*BatchCommandsRequest_Request_PessimisticRollback
+	//	*BatchCommandsRequest_Request_BatchRollback
+	//	*BatchCommandsRequest_Request_CheckTxnStatus
+	//	*BatchCommandsRequest_Request_ResolveLock
+	//	*BatchCommandsRequest_Request_TxnHeartBeat
+	//	*BatchCommandsRequest_Request_CheckSecondaryLocks
+	//	*BatchCommandsRequest_Request_Cleanup
+	Cmd isBatchCommandsRequest_Request_Cmd `protobuf_oneof:"cmd"`
+	// timeout_us is how long the caller waits for the answer (0: no
+	// limit): the store runs the command under that deadline, as under a
+	// unary call's grpc-timeout.
+	TimeoutUs     uint64 `protobuf:"varint,32,opt,name=timeout_us,json=timeoutUs,proto3" json:"timeout_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCommandsRequest_Request) Reset() {
+	*x = BatchCommandsRequest_Request{}
+	mi := &file_tikvpb_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCommandsRequest_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCommandsRequest_Request) ProtoMessage() {}
+
+func (x *BatchCommandsRequest_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_tikvpb_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCommandsRequest_Request.ProtoReflect.Descriptor instead.
+func (*BatchCommandsRequest_Request) Descriptor() ([]byte, []int) {
+	return file_tikvpb_proto_rawDescGZIP(), []int{1, 0}
+}
+
+func (x *BatchCommandsRequest_Request) GetCmd() isBatchCommandsRequest_Request_Cmd {
+	if x != nil {
+		return x.Cmd
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetGet() *kvrpcpb.GetRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetBatchGet() *kvrpcpb.BatchGetRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_BatchGet); ok {
+			return x.BatchGet
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetScan() *kvrpcpb.ScanRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_Scan); ok {
+			return x.Scan
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetPrewrite() *kvrpcpb.PrewriteRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_Prewrite); ok {
+			return x.Prewrite
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetCommit() *kvrpcpb.CommitRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_Commit); ok {
+			return x.Commit
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetPessimisticLock() *kvrpcpb.PessimisticLockRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_PessimisticLock); ok {
+			return x.PessimisticLock
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetPessimisticRollback() *kvrpcpb.PessimisticRollbackRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_PessimisticRollback); ok {
+			return x.PessimisticRollback
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetBatchRollback() *kvrpcpb.BatchRollbackRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_BatchRollback); ok {
+			return x.BatchRollback
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetCheckTxnStatus() *kvrpcpb.CheckTxnStatusRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_CheckTxnStatus); ok {
+			return x.CheckTxnStatus
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetResolveLock() *kvrpcpb.ResolveLockRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_ResolveLock); ok {
+			return x.ResolveLock
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetTxnHeartBeat() *kvrpcpb.TxnHeartBeatRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_TxnHeartBeat); ok {
+			return x.TxnHeartBeat
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetCheckSecondaryLocks() *kvrpcpb.CheckSecondaryLocksRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_CheckSecondaryLocks); ok {
+			return x.CheckSecondaryLocks
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetCleanup() *kvrpcpb.CleanupRequest {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsRequest_Request_Cleanup); ok {
+			return x.Cleanup
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsRequest_Request) GetTimeoutUs() uint64 {
+	if x != nil {
+		return x.TimeoutUs
+	}
+	return 0
+}
+
+type isBatchCommandsRequest_Request_Cmd interface {
+	isBatchCommandsRequest_Request_Cmd()
+}
+
+type BatchCommandsRequest_Request_Get struct {
+	Get *kvrpcpb.GetRequest `protobuf:"bytes,1,opt,name=get,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_BatchGet struct {
+	BatchGet *kvrpcpb.BatchGetRequest `protobuf:"bytes,2,opt,name=batch_get,json=batchGet,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_Scan struct {
+	Scan *kvrpcpb.ScanRequest `protobuf:"bytes,3,opt,name=scan,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_Prewrite struct {
+	Prewrite *kvrpcpb.PrewriteRequest `protobuf:"bytes,4,opt,name=prewrite,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_Commit struct {
+	Commit *kvrpcpb.CommitRequest `protobuf:"bytes,5,opt,name=commit,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_PessimisticLock struct {
+	PessimisticLock *kvrpcpb.PessimisticLockRequest `protobuf:"bytes,6,opt,name=pessimistic_lock,json=pessimisticLock,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_PessimisticRollback struct {
+	PessimisticRollback *kvrpcpb.PessimisticRollbackRequest `protobuf:"bytes,7,opt,name=pessimistic_rollback,json=pessimisticRollback,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_BatchRollback struct {
+	BatchRollback *kvrpcpb.BatchRollbackRequest `protobuf:"bytes,8,opt,name=batch_rollback,json=batchRollback,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_CheckTxnStatus struct {
+	CheckTxnStatus *kvrpcpb.CheckTxnStatusRequest `protobuf:"bytes,9,opt,name=check_txn_status,json=checkTxnStatus,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_ResolveLock struct {
+	ResolveLock *kvrpcpb.ResolveLockRequest `protobuf:"bytes,10,opt,name=resolve_lock,json=resolveLock,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_TxnHeartBeat struct {
+	TxnHeartBeat *kvrpcpb.TxnHeartBeatRequest `protobuf:"bytes,11,opt,name=txn_heart_beat,json=txnHeartBeat,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_CheckSecondaryLocks struct {
+	CheckSecondaryLocks *kvrpcpb.CheckSecondaryLocksRequest `protobuf:"bytes,12,opt,name=check_secondary_locks,json=checkSecondaryLocks,proto3,oneof"`
+}
+
+type BatchCommandsRequest_Request_Cleanup struct {
+	Cleanup *kvrpcpb.CleanupRequest `protobuf:"bytes,13,opt,name=cleanup,proto3,oneof"`
+}
+
+func (*BatchCommandsRequest_Request_Get) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_BatchGet) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_Scan) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_Prewrite) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_Commit) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_PessimisticLock) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_PessimisticRollback) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_BatchRollback) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_CheckTxnStatus) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_ResolveLock) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_TxnHeartBeat) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_CheckSecondaryLocks) isBatchCommandsRequest_Request_Cmd() {}
+
+func (*BatchCommandsRequest_Request_Cleanup) isBatchCommandsRequest_Request_Cmd() {}
+
+type BatchCommandsResponse_Response struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Cmd:
+	//
+	//	*BatchCommandsResponse_Response_Get
+	//	*BatchCommandsResponse_Response_BatchGet
+	//	*BatchCommandsResponse_Response_Scan
+	//	*BatchCommandsResponse_Response_Prewrite
+	//	*BatchCommandsResponse_Response_Commit
+	//	*BatchCommandsResponse_Response_PessimisticLock
+	//	*BatchCommandsResponse_Response_PessimisticRollback
+	//	*BatchCommandsResponse_Response_BatchRollback
+	//	*BatchCommandsResponse_Response_CheckTxnStatus
+	//	*BatchCommandsResponse_Response_ResolveLock
+	//	*BatchCommandsResponse_Response_TxnHeartBeat
+	//	*BatchCommandsResponse_Response_CheckSecondaryLocks
+	//	*BatchCommandsResponse_Response_Cleanup
+	Cmd isBatchCommandsResponse_Response_Cmd `protobuf_oneof:"cmd"`
+	// status_code, when not 0 (OK), is the gRPC status the unary call
+	// would have failed with (cancelled, deadline exceeded, message too
+	// large, unknown command); cmd is then unset.
+	StatusCode    uint32 `protobuf:"varint,32,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"`
+	StatusMessage string `protobuf:"bytes,33,opt,name=status_message,json=statusMessage,proto3" json:"status_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchCommandsResponse_Response) Reset() {
+	*x = BatchCommandsResponse_Response{}
+	mi := &file_tikvpb_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchCommandsResponse_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchCommandsResponse_Response) ProtoMessage() {}
+
+func (x *BatchCommandsResponse_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_tikvpb_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchCommandsResponse_Response.ProtoReflect.Descriptor instead.
+func (*BatchCommandsResponse_Response) Descriptor() ([]byte, []int) {
+	return file_tikvpb_proto_rawDescGZIP(), []int{2, 0}
+}
+
+func (x *BatchCommandsResponse_Response) GetCmd() isBatchCommandsResponse_Response_Cmd {
+	if x != nil {
+		return x.Cmd
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetGet() *kvrpcpb.GetResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetBatchGet() *kvrpcpb.BatchGetResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_BatchGet); ok {
+			return x.BatchGet
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetScan() *kvrpcpb.ScanResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_Scan); ok {
+			return x.Scan
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetPrewrite() *kvrpcpb.PrewriteResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_Prewrite); ok {
+			return x.Prewrite
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetCommit() *kvrpcpb.CommitResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_Commit); ok {
+			return x.Commit
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetPessimisticLock() *kvrpcpb.PessimisticLockResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_PessimisticLock); ok {
+			return x.PessimisticLock
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetPessimisticRollback() *kvrpcpb.PessimisticRollbackResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_PessimisticRollback); ok {
+			return x.PessimisticRollback
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetBatchRollback() *kvrpcpb.BatchRollbackResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_BatchRollback); ok {
+			return x.BatchRollback
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetCheckTxnStatus() *kvrpcpb.CheckTxnStatusResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_CheckTxnStatus); ok {
+			return x.CheckTxnStatus
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetResolveLock() *kvrpcpb.ResolveLockResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_ResolveLock); ok {
+			return x.ResolveLock
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetTxnHeartBeat() *kvrpcpb.TxnHeartBeatResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_TxnHeartBeat); ok {
+			return x.TxnHeartBeat
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetCheckSecondaryLocks() *kvrpcpb.CheckSecondaryLocksResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_CheckSecondaryLocks); ok {
+			return x.CheckSecondaryLocks
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetCleanup() *kvrpcpb.CleanupResponse {
+	if x != nil {
+		if x, ok := x.Cmd.(*BatchCommandsResponse_Response_Cleanup); ok {
+			return x.Cleanup
+		}
+	}
+	return nil
+}
+
+func (x *BatchCommandsResponse_Response) GetStatusCode() uint32 {
+	if x != nil {
+		return x.StatusCode
+	}
+	return 0
+}
+
+func (x *BatchCommandsResponse_Response) GetStatusMessage() string {
+	if x != nil {
+		return x.StatusMessage
+	}
+	return ""
+}
+
+type isBatchCommandsResponse_Response_Cmd interface {
+	isBatchCommandsResponse_Response_Cmd()
+}
+
+type BatchCommandsResponse_Response_Get struct {
+	Get *kvrpcpb.GetResponse `protobuf:"bytes,1,opt,name=get,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_BatchGet struct {
+	BatchGet *kvrpcpb.BatchGetResponse `protobuf:"bytes,2,opt,name=batch_get,json=batchGet,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_Scan struct {
+	Scan *kvrpcpb.ScanResponse `protobuf:"bytes,3,opt,name=scan,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_Prewrite struct {
+	Prewrite *kvrpcpb.PrewriteResponse `protobuf:"bytes,4,opt,name=prewrite,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_Commit struct {
+	Commit *kvrpcpb.CommitResponse `protobuf:"bytes,5,opt,name=commit,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_PessimisticLock struct {
+	PessimisticLock *kvrpcpb.PessimisticLockResponse `protobuf:"bytes,6,opt,name=pessimistic_lock,json=pessimisticLock,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_PessimisticRollback struct {
+	PessimisticRollback *kvrpcpb.PessimisticRollbackResponse `protobuf:"bytes,7,opt,name=pessimistic_rollback,json=pessimisticRollback,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_BatchRollback struct {
+	BatchRollback *kvrpcpb.BatchRollbackResponse `protobuf:"bytes,8,opt,name=batch_rollback,json=batchRollback,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_CheckTxnStatus struct {
+	CheckTxnStatus *kvrpcpb.CheckTxnStatusResponse `protobuf:"bytes,9,opt,name=check_txn_status,json=checkTxnStatus,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_ResolveLock struct {
+	ResolveLock *kvrpcpb.ResolveLockResponse `protobuf:"bytes,10,opt,name=resolve_lock,json=resolveLock,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_TxnHeartBeat struct {
+	TxnHeartBeat *kvrpcpb.TxnHeartBeatResponse `protobuf:"bytes,11,opt,name=txn_heart_beat,json=txnHeartBeat,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_CheckSecondaryLocks struct {
+	CheckSecondaryLocks *kvrpcpb.CheckSecondaryLocksResponse `protobuf:"bytes,12,opt,name=check_secondary_locks,json=checkSecondaryLocks,proto3,oneof"`
+}
+
+type BatchCommandsResponse_Response_Cleanup struct {
+	Cleanup *kvrpcpb.CleanupResponse `protobuf:"bytes,13,opt,name=cleanup,proto3,oneof"`
+}
+
+func (*BatchCommandsResponse_Response_Get) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_BatchGet) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_Scan) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_Prewrite) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_Commit) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_PessimisticLock) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_PessimisticRollback) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_BatchRollback) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_CheckTxnStatus) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_ResolveLock) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_TxnHeartBeat) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_CheckSecondaryLocks) isBatchCommandsResponse_Response_Cmd() {}
+
+func (*BatchCommandsResponse_Response_Cleanup) isBatchCommandsResponse_Response_Cmd() {}
+
 var File_tikvpb_proto protoreflect.FileDescriptor
 
 const file_tikvpb_proto_rawDesc = "" +
@@ -85,7 +748,55 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\ftikvpb.proto\x12\x06tikvpb\x1a\rkvrpcpb.proto\x1a\x12raftserverpb.proto\"X\n" +
 	"\rSnapshotChunk\x123\n" +
 	"\amessage\x18\x01 \x01(\v2\x19.raftserverpb.RaftMessageR\amessage\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data2\xe3\t\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\x96\b\n" +
+	"\x14BatchCommandsRequest\x12@\n" +
+	"\brequests\x18\x01 \x03(\v2$.tikvpb.BatchCommandsRequest.RequestR\brequests\x12\x1f\n" +
+	"\vrequest_ids\x18\x02 \x03(\x04R\n" +
+	"requestIds\x12\x1d\n" +
+	"\n" +
+	"cancel_ids\x18\x03 \x03(\x04R\tcancelIds\x1a\xfb\x06\n" +
+	"\aRequest\x12'\n" +
+	"\x03get\x18\x01 \x01(\v2\x13.kvrpcpb.GetRequestH\x00R\x03get\x127\n" +
+	"\tbatch_get\x18\x02 \x01(\v2\x18.kvrpcpb.BatchGetRequestH\x00R\bbatchGet\x12*\n" +
+	"\x04scan\x18\x03 \x01(\v2\x14.kvrpcpb.ScanRequestH\x00R\x04scan\x126\n" +
+	"\bprewrite\x18\x04 \x01(\v2\x18.kvrpcpb.PrewriteRequestH\x00R\bprewrite\x120\n" +
+	"\x06commit\x18\x05 \x01(\v2\x16.kvrpcpb.CommitRequestH\x00R\x06commit\x12L\n" +
+	"\x10pessimistic_lock\x18\x06 \x01(\v2\x1f.kvrpcpb.PessimisticLockRequestH\x00R\x0fpessimisticLock\x12X\n" +
+	"\x14pessimistic_rollback\x18\a \x01(\v2#.kvrpcpb.PessimisticRollbackRequestH\x00R\x13pessimisticRollback\x12F\n" +
+	"\x0ebatch_rollback\x18\b \x01(\v2\x1d.kvrpcpb.BatchRollbackRequestH\x00R\rbatchRollback\x12J\n" +
+	"\x10check_txn_status\x18\t \x01(\v2\x1e.kvrpcpb.CheckTxnStatusRequestH\x00R\x0echeckTxnStatus\x12@\n" +
+	"\fresolve_lock\x18\n" +
+	" \x01(\v2\x1b.kvrpcpb.ResolveLockRequestH\x00R\vresolveLock\x12D\n" +
+	"\x0etxn_heart_beat\x18\v \x01(\v2\x1c.kvrpcpb.TxnHeartBeatRequestH\x00R\ftxnHeartBeat\x12Y\n" +
+	"\x15check_secondary_locks\x18\f \x01(\v2#.kvrpcpb.CheckSecondaryLocksRequestH\x00R\x13checkSecondaryLocks\x123\n" +
+	"\acleanup\x18\r \x01(\v2\x17.kvrpcpb.CleanupRequestH\x00R\acleanup\x12\x1d\n" +
+	"\n" +
+	"timeout_us\x18  \x01(\x04R\ttimeoutUsB\x05\n" +
+	"\x03cmd\"\xb3\b\n" +
+	"\x15BatchCommandsResponse\x12D\n" +
+	"\tresponses\x18\x01 \x03(\v2&.tikvpb.BatchCommandsResponse.ResponseR\tresponses\x12\x1f\n" +
+	"\vrequest_ids\x18\x02 \x03(\x04R\n" +
+	"requestIds\x1a\xb2\a\n" +
+	"\bResponse\x12(\n" +
+	"\x03get\x18\x01 \x01(\v2\x14.kvrpcpb.GetResponseH\x00R\x03get\x128\n" +
+	"\tbatch_get\x18\x02 \x01(\v2\x19.kvrpcpb.BatchGetResponseH\x00R\bbatchGet\x12+\n" +
+	"\x04scan\x18\x03 \x01(\v2\x15.kvrpcpb.ScanResponseH\x00R\x04scan\x127\n" +
+	"\bprewrite\x18\x04 \x01(\v2\x19.kvrpcpb.PrewriteResponseH\x00R\bprewrite\x121\n" +
+	"\x06commit\x18\x05 \x01(\v2\x17.kvrpcpb.CommitResponseH\x00R\x06commit\x12M\n" +
+	"\x10pessimistic_lock\x18\x06 \x01(\v2 .kvrpcpb.PessimisticLockResponseH\x00R\x0fpessimisticLock\x12Y\n" +
+	"\x14pessimistic_rollback\x18\a \x01(\v2$.kvrpcpb.PessimisticRollbackResponseH\x00R\x13pessimisticRollback\x12G\n" +
+	"\x0ebatch_rollback\x18\b \x01(\v2\x1e.kvrpcpb.BatchRollbackResponseH\x00R\rbatchRollback\x12K\n" +
+	"\x10check_txn_status\x18\t \x01(\v2\x1f.kvrpcpb.CheckTxnStatusResponseH\x00R\x0echeckTxnStatus\x12A\n" +
+	"\fresolve_lock\x18\n" +
+	" \x01(\v2\x1c.kvrpcpb.ResolveLockResponseH\x00R\vresolveLock\x12E\n" +
+	"\x0etxn_heart_beat\x18\v \x01(\v2\x1d.kvrpcpb.TxnHeartBeatResponseH\x00R\ftxnHeartBeat\x12Z\n" +
+	"\x15check_secondary_locks\x18\f \x01(\v2$.kvrpcpb.CheckSecondaryLocksResponseH\x00R\x13checkSecondaryLocks\x124\n" +
+	"\acleanup\x18\r \x01(\v2\x18.kvrpcpb.CleanupResponseH\x00R\acleanup\x12\x1f\n" +
+	"\vstatus_code\x18  \x01(\rR\n" +
+	"statusCode\x12%\n" +
+	"\x0estatus_message\x18! \x01(\tR\rstatusMessageB\x05\n" +
+	"\x03cmd2\xb7\n" +
+	"\n" +
 	"\x04Tikv\x124\n" +
 	"\x05KvGet\x12\x13.kvrpcpb.GetRequest\x1a\x14.kvrpcpb.GetResponse\"\x00\x12C\n" +
 	"\n" +
@@ -104,7 +815,8 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\x15KvCheckSecondaryLocks\x12#.kvrpcpb.CheckSecondaryLocksRequest\x1a$.kvrpcpb.CheckSecondaryLocksResponse\"\x00\x121\n" +
 	"\x04KvGC\x12\x12.kvrpcpb.GCRequest\x1a\x13.kvrpcpb.GCResponse\"\x00\x12C\n" +
 	"\n" +
-	"KvScanLock\x12\x18.kvrpcpb.ScanLockRequest\x1a\x19.kvrpcpb.ScanLockResponse\"\x00\x12>\n" +
+	"KvScanLock\x12\x18.kvrpcpb.ScanLockRequest\x1a\x19.kvrpcpb.ScanLockResponse\"\x00\x12R\n" +
+	"\rBatchCommands\x12\x1c.tikvpb.BatchCommandsRequest\x1a\x1d.tikvpb.BatchCommandsResponse\"\x00(\x010\x01\x12>\n" +
 	"\x04Raft\x12\x1e.raftserverpb.RaftMessageBatch\x1a\x12.raftserverpb.Done\"\x00(\x01\x129\n" +
 	"\bSnapshot\x12\x15.tikvpb.SnapshotChunk\x1a\x12.raftserverpb.Done\"\x00(\x01B'Z%github.com/shoaldb/shoal/proto/tikvpbb\x06proto3"
 
@@ -120,84 +832,118 @@ func file_tikvpb_proto_rawDescGZIP() []byte {
 	return file_tikvpb_proto_rawDescData
 }
 
-var file_tikvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_tikvpb_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_tikvpb_proto_goTypes = []any{
 	(*SnapshotChunk)(nil),                       // 0: tikvpb.SnapshotChunk
-	(*raftserverpb.RaftMessage)(nil),            // 1: raftserverpb.RaftMessage
-	(*kvrpcpb.GetRequest)(nil),                  // 2: kvrpcpb.GetRequest
-	(*kvrpcpb.BatchGetRequest)(nil),             // 3: kvrpcpb.BatchGetRequest
-	(*kvrpcpb.ScanRequest)(nil),                 // 4: kvrpcpb.ScanRequest
-	(*kvrpcpb.PrewriteRequest)(nil),             // 5: kvrpcpb.PrewriteRequest
-	(*kvrpcpb.CommitRequest)(nil),               // 6: kvrpcpb.CommitRequest
-	(*kvrpcpb.CleanupRequest)(nil),              // 7: kvrpcpb.CleanupRequest
-	(*kvrpcpb.BatchRollbackRequest)(nil),        // 8: kvrpcpb.BatchRollbackRequest
-	(*kvrpcpb.CheckTxnStatusRequest)(nil),       // 9: kvrpcpb.CheckTxnStatusRequest
-	(*kvrpcpb.ResolveLockRequest)(nil),          // 10: kvrpcpb.ResolveLockRequest
+	(*BatchCommandsRequest)(nil),                // 1: tikvpb.BatchCommandsRequest
+	(*BatchCommandsResponse)(nil),               // 2: tikvpb.BatchCommandsResponse
+	(*BatchCommandsRequest_Request)(nil),        // 3: tikvpb.BatchCommandsRequest.Request
+	(*BatchCommandsResponse_Response)(nil),      // 4: tikvpb.BatchCommandsResponse.Response
+	(*raftserverpb.RaftMessage)(nil),            // 5: raftserverpb.RaftMessage
+	(*kvrpcpb.GetRequest)(nil),                  // 6: kvrpcpb.GetRequest
+	(*kvrpcpb.BatchGetRequest)(nil),             // 7: kvrpcpb.BatchGetRequest
+	(*kvrpcpb.ScanRequest)(nil),                 // 8: kvrpcpb.ScanRequest
+	(*kvrpcpb.PrewriteRequest)(nil),             // 9: kvrpcpb.PrewriteRequest
+	(*kvrpcpb.CommitRequest)(nil),               // 10: kvrpcpb.CommitRequest
 	(*kvrpcpb.PessimisticLockRequest)(nil),      // 11: kvrpcpb.PessimisticLockRequest
 	(*kvrpcpb.PessimisticRollbackRequest)(nil),  // 12: kvrpcpb.PessimisticRollbackRequest
-	(*kvrpcpb.TxnHeartBeatRequest)(nil),         // 13: kvrpcpb.TxnHeartBeatRequest
-	(*kvrpcpb.CheckSecondaryLocksRequest)(nil),  // 14: kvrpcpb.CheckSecondaryLocksRequest
-	(*kvrpcpb.GCRequest)(nil),                   // 15: kvrpcpb.GCRequest
-	(*kvrpcpb.ScanLockRequest)(nil),             // 16: kvrpcpb.ScanLockRequest
-	(*raftserverpb.RaftMessageBatch)(nil),       // 17: raftserverpb.RaftMessageBatch
-	(*kvrpcpb.GetResponse)(nil),                 // 18: kvrpcpb.GetResponse
-	(*kvrpcpb.BatchGetResponse)(nil),            // 19: kvrpcpb.BatchGetResponse
-	(*kvrpcpb.ScanResponse)(nil),                // 20: kvrpcpb.ScanResponse
-	(*kvrpcpb.PrewriteResponse)(nil),            // 21: kvrpcpb.PrewriteResponse
-	(*kvrpcpb.CommitResponse)(nil),              // 22: kvrpcpb.CommitResponse
-	(*kvrpcpb.CleanupResponse)(nil),             // 23: kvrpcpb.CleanupResponse
-	(*kvrpcpb.BatchRollbackResponse)(nil),       // 24: kvrpcpb.BatchRollbackResponse
-	(*kvrpcpb.CheckTxnStatusResponse)(nil),      // 25: kvrpcpb.CheckTxnStatusResponse
-	(*kvrpcpb.ResolveLockResponse)(nil),         // 26: kvrpcpb.ResolveLockResponse
-	(*kvrpcpb.PessimisticLockResponse)(nil),     // 27: kvrpcpb.PessimisticLockResponse
-	(*kvrpcpb.PessimisticRollbackResponse)(nil), // 28: kvrpcpb.PessimisticRollbackResponse
+	(*kvrpcpb.BatchRollbackRequest)(nil),        // 13: kvrpcpb.BatchRollbackRequest
+	(*kvrpcpb.CheckTxnStatusRequest)(nil),       // 14: kvrpcpb.CheckTxnStatusRequest
+	(*kvrpcpb.ResolveLockRequest)(nil),          // 15: kvrpcpb.ResolveLockRequest
+	(*kvrpcpb.TxnHeartBeatRequest)(nil),         // 16: kvrpcpb.TxnHeartBeatRequest
+	(*kvrpcpb.CheckSecondaryLocksRequest)(nil),  // 17: kvrpcpb.CheckSecondaryLocksRequest
+	(*kvrpcpb.CleanupRequest)(nil),              // 18: kvrpcpb.CleanupRequest
+	(*kvrpcpb.GetResponse)(nil),                 // 19: kvrpcpb.GetResponse
+	(*kvrpcpb.BatchGetResponse)(nil),            // 20: kvrpcpb.BatchGetResponse
+	(*kvrpcpb.ScanResponse)(nil),                // 21: kvrpcpb.ScanResponse
+	(*kvrpcpb.PrewriteResponse)(nil),            // 22: kvrpcpb.PrewriteResponse
+	(*kvrpcpb.CommitResponse)(nil),              // 23: kvrpcpb.CommitResponse
+	(*kvrpcpb.PessimisticLockResponse)(nil),     // 24: kvrpcpb.PessimisticLockResponse
+	(*kvrpcpb.PessimisticRollbackResponse)(nil), // 25: kvrpcpb.PessimisticRollbackResponse
+	(*kvrpcpb.BatchRollbackResponse)(nil),       // 26: kvrpcpb.BatchRollbackResponse
+	(*kvrpcpb.CheckTxnStatusResponse)(nil),      // 27: kvrpcpb.CheckTxnStatusResponse
+	(*kvrpcpb.ResolveLockResponse)(nil),         // 28: kvrpcpb.ResolveLockResponse
 	(*kvrpcpb.TxnHeartBeatResponse)(nil),        // 29: kvrpcpb.TxnHeartBeatResponse
 	(*kvrpcpb.CheckSecondaryLocksResponse)(nil), // 30: kvrpcpb.CheckSecondaryLocksResponse
-	(*kvrpcpb.GCResponse)(nil),                  // 31: kvrpcpb.GCResponse
-	(*kvrpcpb.ScanLockResponse)(nil),            // 32: kvrpcpb.ScanLockResponse
-	(*raftserverpb.Done)(nil),                   // 33: raftserverpb.Done
+	(*kvrpcpb.CleanupResponse)(nil),             // 31: kvrpcpb.CleanupResponse
+	(*kvrpcpb.GCRequest)(nil),                   // 32: kvrpcpb.GCRequest
+	(*kvrpcpb.ScanLockRequest)(nil),             // 33: kvrpcpb.ScanLockRequest
+	(*raftserverpb.RaftMessageBatch)(nil),       // 34: raftserverpb.RaftMessageBatch
+	(*kvrpcpb.GCResponse)(nil),                  // 35: kvrpcpb.GCResponse
+	(*kvrpcpb.ScanLockResponse)(nil),            // 36: kvrpcpb.ScanLockResponse
+	(*raftserverpb.Done)(nil),                   // 37: raftserverpb.Done
 }
 var file_tikvpb_proto_depIdxs = []int32{
-	1,  // 0: tikvpb.SnapshotChunk.message:type_name -> raftserverpb.RaftMessage
-	2,  // 1: tikvpb.Tikv.KvGet:input_type -> kvrpcpb.GetRequest
-	3,  // 2: tikvpb.Tikv.KvBatchGet:input_type -> kvrpcpb.BatchGetRequest
-	4,  // 3: tikvpb.Tikv.KvScan:input_type -> kvrpcpb.ScanRequest
-	5,  // 4: tikvpb.Tikv.KvPrewrite:input_type -> kvrpcpb.PrewriteRequest
-	6,  // 5: tikvpb.Tikv.KvCommit:input_type -> kvrpcpb.CommitRequest
-	7,  // 6: tikvpb.Tikv.KvCleanup:input_type -> kvrpcpb.CleanupRequest
-	8,  // 7: tikvpb.Tikv.KvBatchRollback:input_type -> kvrpcpb.BatchRollbackRequest
-	9,  // 8: tikvpb.Tikv.KvCheckTxnStatus:input_type -> kvrpcpb.CheckTxnStatusRequest
-	10, // 9: tikvpb.Tikv.KvResolveLock:input_type -> kvrpcpb.ResolveLockRequest
-	11, // 10: tikvpb.Tikv.KvPessimisticLock:input_type -> kvrpcpb.PessimisticLockRequest
-	12, // 11: tikvpb.Tikv.KvPessimisticRollback:input_type -> kvrpcpb.PessimisticRollbackRequest
-	13, // 12: tikvpb.Tikv.KvTxnHeartBeat:input_type -> kvrpcpb.TxnHeartBeatRequest
-	14, // 13: tikvpb.Tikv.KvCheckSecondaryLocks:input_type -> kvrpcpb.CheckSecondaryLocksRequest
-	15, // 14: tikvpb.Tikv.KvGC:input_type -> kvrpcpb.GCRequest
-	16, // 15: tikvpb.Tikv.KvScanLock:input_type -> kvrpcpb.ScanLockRequest
-	17, // 16: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
-	0,  // 17: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
-	18, // 18: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
-	19, // 19: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
-	20, // 20: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
-	21, // 21: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
-	22, // 22: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
-	23, // 23: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
-	24, // 24: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
-	25, // 25: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
-	26, // 26: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
-	27, // 27: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
-	28, // 28: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
-	29, // 29: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
-	30, // 30: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
-	31, // 31: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
-	32, // 32: tikvpb.Tikv.KvScanLock:output_type -> kvrpcpb.ScanLockResponse
-	33, // 33: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
-	33, // 34: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
-	18, // [18:35] is the sub-list for method output_type
-	1,  // [1:18] is the sub-list for method input_type
-	1,  // [1:1] is the sub-list for extension type_name
-	1,  // [1:1] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	5,  // 0: tikvpb.SnapshotChunk.message:type_name -> raftserverpb.RaftMessage
+	3,  // 1: tikvpb.BatchCommandsRequest.requests:type_name -> tikvpb.BatchCommandsRequest.Request
+	4,  // 2: tikvpb.BatchCommandsResponse.responses:type_name -> tikvpb.BatchCommandsResponse.Response
+	6,  // 3: tikvpb.BatchCommandsRequest.Request.get:type_name -> kvrpcpb.GetRequest
+	7,  // 4: tikvpb.BatchCommandsRequest.Request.batch_get:type_name -> kvrpcpb.BatchGetRequest
+	8,  // 5: tikvpb.BatchCommandsRequest.Request.scan:type_name -> kvrpcpb.ScanRequest
+	9,  // 6: tikvpb.BatchCommandsRequest.Request.prewrite:type_name -> kvrpcpb.PrewriteRequest
+	10, // 7: tikvpb.BatchCommandsRequest.Request.commit:type_name -> kvrpcpb.CommitRequest
+	11, // 8: tikvpb.BatchCommandsRequest.Request.pessimistic_lock:type_name -> kvrpcpb.PessimisticLockRequest
+	12, // 9: tikvpb.BatchCommandsRequest.Request.pessimistic_rollback:type_name -> kvrpcpb.PessimisticRollbackRequest
+	13, // 10: tikvpb.BatchCommandsRequest.Request.batch_rollback:type_name -> kvrpcpb.BatchRollbackRequest
+	14, // 11: tikvpb.BatchCommandsRequest.Request.check_txn_status:type_name -> kvrpcpb.CheckTxnStatusRequest
+	15, // 12: tikvpb.BatchCommandsRequest.Request.resolve_lock:type_name -> kvrpcpb.ResolveLockRequest
+	16, // 13: tikvpb.BatchCommandsRequest.Request.txn_heart_beat:type_name -> kvrpcpb.TxnHeartBeatRequest
+	17, // 14: tikvpb.BatchCommandsRequest.Request.check_secondary_locks:type_name -> kvrpcpb.CheckSecondaryLocksRequest
+	18, // 15: tikvpb.BatchCommandsRequest.Request.cleanup:type_name -> kvrpcpb.CleanupRequest
+	19, // 16: tikvpb.BatchCommandsResponse.Response.get:type_name -> kvrpcpb.GetResponse
+	20, // 17: tikvpb.BatchCommandsResponse.Response.batch_get:type_name -> kvrpcpb.BatchGetResponse
+	21, // 18: tikvpb.BatchCommandsResponse.Response.scan:type_name -> kvrpcpb.ScanResponse
+	22, // 19: tikvpb.BatchCommandsResponse.Response.prewrite:type_name -> kvrpcpb.PrewriteResponse
+	23, // 20: tikvpb.BatchCommandsResponse.Response.commit:type_name -> kvrpcpb.CommitResponse
+	24, // 21: tikvpb.BatchCommandsResponse.Response.pessimistic_lock:type_name -> kvrpcpb.PessimisticLockResponse
+	25, // 22: tikvpb.BatchCommandsResponse.Response.pessimistic_rollback:type_name -> kvrpcpb.PessimisticRollbackResponse
+	26, // 23: tikvpb.BatchCommandsResponse.Response.batch_rollback:type_name -> kvrpcpb.BatchRollbackResponse
+	27, // 24: tikvpb.BatchCommandsResponse.Response.check_txn_status:type_name -> kvrpcpb.CheckTxnStatusResponse
+	28, // 25: tikvpb.BatchCommandsResponse.Response.resolve_lock:type_name -> kvrpcpb.ResolveLockResponse
+	29, // 26: tikvpb.BatchCommandsResponse.Response.txn_heart_beat:type_name -> kvrpcpb.TxnHeartBeatResponse
+	30, // 27: tikvpb.BatchCommandsResponse.Response.check_secondary_locks:type_name -> kvrpcpb.CheckSecondaryLocksResponse
+	31, // 28: tikvpb.BatchCommandsResponse.Response.cleanup:type_name -> kvrpcpb.CleanupResponse
+	6,  // 29: tikvpb.Tikv.KvGet:input_type -> kvrpcpb.GetRequest
+	7,  // 30: tikvpb.Tikv.KvBatchGet:input_type -> kvrpcpb.BatchGetRequest
+	8,  // 31: tikvpb.Tikv.KvScan:input_type -> kvrpcpb.ScanRequest
+	9,  // 32: tikvpb.Tikv.KvPrewrite:input_type -> kvrpcpb.PrewriteRequest
+	10, // 33: tikvpb.Tikv.KvCommit:input_type -> kvrpcpb.CommitRequest
+	18, // 34: tikvpb.Tikv.KvCleanup:input_type -> kvrpcpb.CleanupRequest
+	13, // 35: tikvpb.Tikv.KvBatchRollback:input_type -> kvrpcpb.BatchRollbackRequest
+	14, // 36: tikvpb.Tikv.KvCheckTxnStatus:input_type -> kvrpcpb.CheckTxnStatusRequest
+	15, // 37: tikvpb.Tikv.KvResolveLock:input_type -> kvrpcpb.ResolveLockRequest
+	11, // 38: tikvpb.Tikv.KvPessimisticLock:input_type -> kvrpcpb.PessimisticLockRequest
+	12, // 39: tikvpb.Tikv.KvPessimisticRollback:input_type -> kvrpcpb.PessimisticRollbackRequest
+	16, // 40: tikvpb.Tikv.KvTxnHeartBeat:input_type -> kvrpcpb.TxnHeartBeatRequest
+	17, // 41: tikvpb.Tikv.KvCheckSecondaryLocks:input_type -> kvrpcpb.CheckSecondaryLocksRequest
+	32, // 42: tikvpb.Tikv.KvGC:input_type -> kvrpcpb.GCRequest
+	33, // 43: tikvpb.Tikv.KvScanLock:input_type -> kvrpcpb.ScanLockRequest
+	1,  // 44: tikvpb.Tikv.BatchCommands:input_type -> tikvpb.BatchCommandsRequest
+	34, // 45: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
+	0,  // 46: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
+	19, // 47: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
+	20, // 48: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
+	21, // 49: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
+	22, // 50: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
+	23, // 51: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
+	31, // 52: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
+	26, // 53: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
+	27, // 54: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
+	28, // 55: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
+	24, // 56: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
+	25, // 57: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
+	29, // 58: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
+	30, // 59: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
+	35, // 60: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
+	36, // 61: tikvpb.Tikv.KvScanLock:output_type -> kvrpcpb.ScanLockResponse
+	2,  // 62: tikvpb.Tikv.BatchCommands:output_type -> tikvpb.BatchCommandsResponse
+	37, // 63: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
+	37, // 64: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
+	47, // [47:65] is the sub-list for method output_type
+	29, // [29:47] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_tikvpb_proto_init() }
@@ -205,13 +951,43 @@ func file_tikvpb_proto_init() {
 	if File_tikvpb_proto != nil {
 		return
 	}
+	file_tikvpb_proto_msgTypes[3].OneofWrappers = []any{
+		(*BatchCommandsRequest_Request_Get)(nil),
+		(*BatchCommandsRequest_Request_BatchGet)(nil),
+		(*BatchCommandsRequest_Request_Scan)(nil),
+		(*BatchCommandsRequest_Request_Prewrite)(nil),
+		(*BatchCommandsRequest_Request_Commit)(nil),
+		(*BatchCommandsRequest_Request_PessimisticLock)(nil),
+		(*BatchCommandsRequest_Request_PessimisticRollback)(nil),
+		(*BatchCommandsRequest_Request_BatchRollback)(nil),
+		(*BatchCommandsRequest_Request_CheckTxnStatus)(nil),
+		(*BatchCommandsRequest_Request_ResolveLock)(nil),
+		(*BatchCommandsRequest_Request_TxnHeartBeat)(nil),
+		(*BatchCommandsRequest_Request_CheckSecondaryLocks)(nil),
+		(*BatchCommandsRequest_Request_Cleanup)(nil),
+	}
+	file_tikvpb_proto_msgTypes[4].OneofWrappers = []any{
+		(*BatchCommandsResponse_Response_Get)(nil),
+		(*BatchCommandsResponse_Response_BatchGet)(nil),
+		(*BatchCommandsResponse_Response_Scan)(nil),
+		(*BatchCommandsResponse_Response_Prewrite)(nil),
+		(*BatchCommandsResponse_Response_Commit)(nil),
+		(*BatchCommandsResponse_Response_PessimisticLock)(nil),
+		(*BatchCommandsResponse_Response_PessimisticRollback)(nil),
+		(*BatchCommandsResponse_Response_BatchRollback)(nil),
+		(*BatchCommandsResponse_Response_CheckTxnStatus)(nil),
+		(*BatchCommandsResponse_Response_ResolveLock)(nil),
+		(*BatchCommandsResponse_Response_TxnHeartBeat)(nil),
+		(*BatchCommandsResponse_Response_CheckSecondaryLocks)(nil),
+		(*BatchCommandsResponse_Response_Cleanup)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tikvpb_proto_rawDesc), len(file_tikvpb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

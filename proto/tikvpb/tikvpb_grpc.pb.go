@@ -39,6 +39,7 @@ const (
 	Tikv_KvCheckSecondaryLocks_FullMethodName = "/tikvpb.Tikv/KvCheckSecondaryLocks"
 	Tikv_KvGC_FullMethodName                  = "/tikvpb.Tikv/KvGC"
 	Tikv_KvScanLock_FullMethodName            = "/tikvpb.Tikv/KvScanLock"
+	Tikv_BatchCommands_FullMethodName         = "/tikvpb.Tikv/BatchCommands"
 	Tikv_Raft_FullMethodName                  = "/tikvpb.Tikv/Raft"
 	Tikv_Snapshot_FullMethodName              = "/tikvpb.Tikv/Snapshot"
 )
@@ -62,6 +63,13 @@ type TikvClient interface {
 	KvCheckSecondaryLocks(ctx context.Context, in *kvrpcpb.CheckSecondaryLocksRequest, opts ...grpc.CallOption) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...grpc.CallOption) (*kvrpcpb.GCResponse, error)
 	KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest, opts ...grpc.CallOption) (*kvrpcpb.ScanLockResponse, error)
+	// BatchCommands carries the kv commands of one client connection over
+	// one long-lived stream: each message batches requests (each with an id
+	// unique on the stream); the store runs them concurrently and answers
+	// each by its id, several answers per message when they are ready
+	// together. A sub-request is served exactly as the unary call of the
+	// same name.
+	BatchCommands(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[BatchCommandsRequest, BatchCommandsResponse], error)
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch, raftserverpb.Done], error)
 	// Snapshot sends one region snapshot in chunks (a RaftMessage whose
@@ -227,9 +235,22 @@ func (c *tikvClient) KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest
 	return out, nil
 }
 
+func (c *tikvClient) BatchCommands(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[BatchCommandsRequest, BatchCommandsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[0], Tikv_BatchCommands_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BatchCommandsRequest, BatchCommandsResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tikv_BatchCommandsClient = grpc.BidiStreamingClient[BatchCommandsRequest, BatchCommandsResponse]
+
 func (c *tikvClient) Raft(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch, raftserverpb.Done], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[0], Tikv_Raft_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[1], Tikv_Raft_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +263,7 @@ type Tikv_RaftClient = grpc.ClientStreamingClient[raftserverpb.RaftMessageBatch,
 
 func (c *tikvClient) Snapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, raftserverpb.Done], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[1], Tikv_Snapshot_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[2], Tikv_Snapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +293,13 @@ type TikvServer interface {
 	KvCheckSecondaryLocks(context.Context, *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error)
 	KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error)
+	// BatchCommands carries the kv commands of one client connection over
+	// one long-lived stream: each message batches requests (each with an id
+	// unique on the stream); the store runs them concurrently and answers
+	// each by its id, several answers per message when they are ready
+	// together. A sub-request is served exactly as the unary call of the
+	// same name.
+	BatchCommands(grpc.BidiStreamingServer[BatchCommandsRequest, BatchCommandsResponse]) error
 	// Raft carries raft messages from another store; the stream stays open.
 	Raft(grpc.ClientStreamingServer[raftserverpb.RaftMessageBatch, raftserverpb.Done]) error
 	// Snapshot sends one region snapshot in chunks (a RaftMessage whose
@@ -331,6 +359,9 @@ func (UnimplementedTikvServer) KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpc
 }
 func (UnimplementedTikvServer) KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method KvScanLock not implemented")
+}
+func (UnimplementedTikvServer) BatchCommands(grpc.BidiStreamingServer[BatchCommandsRequest, BatchCommandsResponse]) error {
+	return status.Error(codes.Unimplemented, "method BatchCommands not implemented")
 }
 func (UnimplementedTikvServer) Raft(grpc.ClientStreamingServer[raftserverpb.RaftMessageBatch, raftserverpb.Done]) error {
 	return status.Error(codes.Unimplemented, "method Raft not implemented")
@@ -629,6 +660,13 @@ func _Tikv_KvScanLock_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tikv_BatchCommands_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TikvServer).BatchCommands(&grpc.GenericServerStream[BatchCommandsRequest, BatchCommandsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Tikv_BatchCommandsServer = grpc.BidiStreamingServer[BatchCommandsRequest, BatchCommandsResponse]
+
 func _Tikv_Raft_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(TikvServer).Raft(&grpc.GenericServerStream[raftserverpb.RaftMessageBatch, raftserverpb.Done]{ServerStream: stream})
 }
@@ -712,6 +750,12 @@ var Tikv_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "BatchCommands",
+			Handler:       _Tikv_BatchCommands_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "Raft",
 			Handler:       _Tikv_Raft_Handler,
