@@ -28,6 +28,16 @@
 //     deletions replicated). KvGC raises the store's safe point before it
 //     removes anything, so this store refuses reads below it from then on.
 //     Without a GCHandler both answer codes.Unimplemented.
+//   - BatchCommands (one stream per client connection, many commands per
+//     message, each with an id) runs every sub-request through the unary
+//     handler of its name, so it answers exactly what that unary call
+//     would: a region error or key error for that sub-request alone, and
+//     a gRPC status (cancelled, deadline exceeded, too large) as the
+//     sub-response's status. Sub-requests run concurrently (at most
+//     batchConcurrency per stream, then the stream stops reading), each
+//     under the deadline the client sent and cancellable by id; answers go
+//     back as they finish, the ones ready together in one message. When
+//     the stream breaks, every sub-request still running is cancelled.
 //   - Raft and Snapshot streams go to the RaftHandler; without one they
 //     answer codes.Unimplemented.
 package grpcserver
@@ -93,6 +103,10 @@ type Options struct {
 	Raft RaftHandler
 	// GC serves KvScanLock and KvGC (Unimplemented if nil).
 	GC GCHandler
+	// MaxMessageSize is the largest message the server sends (the
+	// grpc.MaxSendMsgSize it serves with; MaxMessageSize if 0): batched
+	// answers are cut to fit it.
+	MaxMessageSize int
 }
 
 // Server implements tikvpb.TikvServer.
@@ -102,6 +116,8 @@ type Server struct {
 	checker RegionChecker
 	raft    RaftHandler
 	gc      GCHandler
+	// maxMessageSize bounds a BatchCommands message.
+	maxMessageSize int
 }
 
 var _ tikvpb.TikvServer = (*Server)(nil)
@@ -112,7 +128,10 @@ func New(svc kvrpc.Client, checker RegionChecker, opts Options) *Server {
 	if svc == nil || checker == nil {
 		panic("grpcserver: New needs a service and a region checker")
 	}
-	return &Server{svc: svc, checker: checker, raft: opts.Raft, gc: opts.GC}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = MaxMessageSize
+	}
+	return &Server{svc: svc, checker: checker, raft: opts.Raft, gc: opts.GC, maxMessageSize: opts.MaxMessageSize}
 }
 
 // Register adds the Tikv service to g.

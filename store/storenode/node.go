@@ -147,6 +147,8 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 		grpcserver.Options{
 			Raft: &raftService{store: n.rs, maxSnapshot: 4 << 30, stop: n.ctx.Done()},
 			GC:   grpcserver.MVCCGC{Store: n.mvcc},
+			// Batched answers are cut to what this server may send.
+			MaxMessageSize: cfg.GRPCMaxMessageSize,
 		})
 	opts := append(grpcserver.ServerOptions(),
 		grpc.MaxRecvMsgSize(cfg.GRPCMaxMessageSize), grpc.MaxSendMsgSize(cfg.GRPCMaxMessageSize),
