@@ -172,13 +172,13 @@ func TestBatchCommandsAnswerAsUnary(t *testing.T) {
 	reqs := []*breq{
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rc, Key: k("a"), Version: 100}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rc, Key: k("c"), Version: 100}}},
-		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rc, Key: k("zz"), Version: 100}}}, // not in region 1
+		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rc, Key: k("zz"), Version: 100}}},   // not in region 1
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: other, Key: k("x"), Version: 100}}}, // store 1 does not lead region 2
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_BatchGet{BatchGet: &kvrpcpb.BatchGetRequest{Context: rc, Keys: [][]byte{k("a"), k("b"), k("c")}, Version: 100}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{Context: rc, StartKey: k("a"), EndKey: k("m"), Version: 100}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Prewrite{Prewrite: &kvrpcpb.PrewriteRequest{Context: rc, Mutations: []*kvrpcpb.Mutation{put("e")}, PrimaryLock: k("e"), StartTs: 30, LockTtl: 60000}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Prewrite{Prewrite: &kvrpcpb.PrewriteRequest{Context: rc, Mutations: []*kvrpcpb.Mutation{put("a")}, PrimaryLock: k("a"), StartTs: 5}}}, // write conflict
-		{Cmd: &tikvpb.BatchCommandsRequest_Request_Commit{Commit: &kvrpcpb.CommitRequest{Context: rc, Keys: [][]byte{k("f")}, StartTs: 31, CommitTs: 32}}}, // no lock
+		{Cmd: &tikvpb.BatchCommandsRequest_Request_Commit{Commit: &kvrpcpb.CommitRequest{Context: rc, Keys: [][]byte{k("f")}, StartTs: 31, CommitTs: 32}}},                               // no lock
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_PessimisticLock{PessimisticLock: &kvrpcpb.PessimisticLockRequest{Context: rc,
 			Keys: []*kvrpcpb.PessimisticLockKey{{Key: k("g")}}, PrimaryLock: k("g"), StartTs: 40, ForUpdateTs: 40, LockTtl: 60000}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_PessimisticRollback{PessimisticRollback: &kvrpcpb.PessimisticRollbackRequest{Context: rc, Keys: [][]byte{k("h")}, StartTs: 41, ForUpdateTs: 41}}},
