@@ -49,10 +49,14 @@ func (b *builder) tryIndexJoin(j *Join) {
 		return
 	}
 	slot := b.slots
+	// Every key pair becomes a condition of the right side, since the join
+	// keys are dropped below: those on a plain column may bind the access
+	// path, the others stay in its Filter.
 	added := make([]expression.Expr, 0, len(j.EqRight))
+	onColumn := false
 	for i, r := range j.EqRight {
-		if _, ok := r.(*expression.Column); !ok {
-			continue
+		if _, ok := r.(*expression.Column); ok {
+			onColumn = true
 		}
 		eq, err := expression.NewFunction("eq", r, &expression.Correlated{Slot: slot, E: j.EqLeft[i]})
 		if err != nil {
@@ -60,7 +64,7 @@ func (b *builder) tryIndexJoin(j *Join) {
 		}
 		added = append(added, eq)
 	}
-	if len(added) == 0 {
+	if !onColumn {
 		return
 	}
 	// Would the right side then be read through a key?
