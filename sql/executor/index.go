@@ -7,32 +7,39 @@ import (
 	"github.com/shoaldb/shoal/types"
 )
 
-// indexRanges converts the scan's value ranges to index key ranges.
-func (r *tableReader) indexRanges() ([]keyRange, error) {
+// indexRanges appends to out (their bytes to buf) the key ranges of the
+// scan's index value ranges under the current parameters and join slots,
+// sorted and merged. It reads nothing.
+func (r *tableReader) indexRanges(buf []byte, out []keyRange) ([]byte, []keyRange, error) {
 	t, idx := r.ts.Table, r.ts.Index
-	prefix := tablecodec.IndexPrefix(t.ID, idx.ID)
-	if r.clustered() {
-		// A clustered primary key has no index entries: its values are the
-		// record keys themselves.
-		prefix = tablecodec.RecordPrefix(t.ID)
-	}
-	var out []keyRange
+	first := len(out)
 next:
 	for _, rg := range r.ts.Ranges {
-		key := append([]byte(nil), prefix...)
+		keyStart := len(buf)
+		if r.clustered() {
+			// A clustered primary key has no index entries: its values are
+			// the record keys themselves.
+			buf = tablecodec.AppendRecordPrefix(buf, t.ID)
+		} else {
+			buf = tablecodec.AppendIndexPrefix(buf, t.ID, idx.ID)
+		}
 		for i, e := range rg.Eq {
 			v, err := e.Eval(r.ctx.Eval, nil)
 			if err != nil {
-				return nil, err
+				return buf[:keyStart], out, err
 			}
 			d, exact, ok := keyDatum(v, &t.Columns[idx.Columns[i].Offset].Type)
 			if !ok || !exact {
+				buf = buf[:keyStart]
 				continue next
 			}
-			key = codec.AppendDatum(key, d)
+			buf = codec.AppendDatum(buf, d)
 		}
+		key := keyFrom(buf, keyStart)
 		if rg.Low == nil && rg.High == nil {
-			out = append(out, keyRange{start: key, end: kv.Key(key).PrefixNext()})
+			var end kv.Key
+			buf, end = appendPrefixNext(buf, key)
+			out = append(out, keyRange{start: key, end: end})
 			continue
 		}
 		ft := &t.Columns[idx.Columns[len(rg.Eq)].Offset].Type
@@ -40,47 +47,52 @@ next:
 		if rg.Low != nil {
 			v, err := rg.Low.Eval(r.ctx.Eval, nil)
 			if err != nil {
-				return nil, err
-			}
-			if v.IsNull() {
-				continue
+				return buf[:keyStart], out, err
 			}
 			d, exact, ok := keyDatum(v, ft)
-			if !ok {
+			if !ok { // NULL, or beyond the column's kind
+				buf = buf[:keyStart]
 				continue
 			}
-			start = codec.AppendDatum(append([]byte(nil), key...), d)
+			s := len(buf)
+			buf = codec.AppendDatum(append(buf, key...), d)
+			start = keyFrom(buf, s)
 			if rg.LowExcl || (!exact && types.Compare(d, v) < 0) {
-				start = kv.Key(start).PrefixNext()
+				buf, start = appendPrefixNext(buf[:s], start) // in place
 			}
 		} else {
 			// Skip NULLs: a range bound never matches them.
-			start = kv.Key(codec.AppendDatum(append([]byte(nil), key...), types.Datum{})).PrefixNext()
+			s := len(buf)
+			buf = codec.AppendDatum(append(buf, key...), types.Datum{})
+			buf, start = appendPrefixNext(buf[:s], buf[s:]) // in place
 		}
 		if rg.High != nil {
 			v, err := rg.High.Eval(r.ctx.Eval, nil)
 			if err != nil {
-				return nil, err
-			}
-			if v.IsNull() {
-				continue
+				return buf[:keyStart], out, err
 			}
 			d, exact, ok := keyDatum(v, ft)
 			if !ok {
+				buf = buf[:keyStart]
 				continue
 			}
-			end = codec.AppendDatum(append([]byte(nil), key...), d)
+			s := len(buf)
+			buf = codec.AppendDatum(append(buf, key...), d)
+			end = keyFrom(buf, s)
 			if !(rg.HighExcl || (!exact && types.Compare(d, v) > 0)) {
-				end = kv.Key(end).PrefixNext()
+				buf, end = appendPrefixNext(buf[:s], end) // in place
 			}
 		} else {
-			end = kv.Key(key).PrefixNext()
+			buf, end = appendPrefixNext(buf, key)
 		}
 		if string(start) < string(end) {
 			out = append(out, keyRange{start: start, end: end})
+		} else {
+			buf = buf[:keyStart]
 		}
 	}
-	return mergeRanges(out), nil
+	merged := mergeRanges(out[first:])
+	return buf, out[:first+len(merged)], nil
 }
 
 // nextIndex returns the next row of an index range scan: built from the

@@ -1,10 +1,10 @@
 package executor
 
 import (
+	"bytes"
 	"errors"
+	"slices"
 	"time"
-
-	"sort"
 
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
@@ -17,7 +17,7 @@ import (
 var evalCtxNoWarn expression.Context
 
 func sortRanges(rs []keyRange) {
-	sort.Slice(rs, func(i, j int) bool { return string(rs[i].start) < string(rs[j].start) })
+	slices.SortFunc(rs, func(a, b keyRange) int { return bytes.Compare(a.start, b.start) })
 }
 
 // lookupBatch is how many index entries an index lookup gathers before it
@@ -38,6 +38,10 @@ type tableReader struct {
 	cur    int
 	it     kv.Iterator
 	done   bool
+
+	pointCols []int // the columns of a point's values
+	vals      []types.Datum
+	dedup     keyDedup
 }
 
 func newTableReader(ctx *Context, ts *planner.TableScan) *tableReader {
@@ -52,9 +56,9 @@ func (r *tableReader) Open() error {
 		err = r.readPoints()
 		r.done = true
 	case planner.AccessHandleRange:
-		r.ranges, err = r.handleRanges()
+		_, r.ranges, err = r.handleRanges(nil, r.ranges[:0])
 	case planner.AccessIndexRange:
-		r.ranges, err = r.indexRanges()
+		_, r.ranges, err = r.indexRanges(nil, r.ranges[:0])
 	default:
 		p := tablecodec.RecordPrefix(r.ts.Table.ID)
 		r.ranges = []keyRange{{start: kv.Key(p), end: kv.Key(p).PrefixNext()}}
@@ -237,98 +241,39 @@ func (r *tableReader) getPoints(keys []kv.Key) (map[string][]byte, error) {
 
 // readPoints fetches the rows of point lookups (handles or unique keys).
 func (r *tableReader) readPoints() error {
-	t := r.ts.Table
-	var rowKeys []kv.Key
-	seen := map[string]bool{}
-	addKey := func(k kv.Key) {
-		if !seen[string(k)] {
-			seen[string(k)] = true
-			rowKeys = append(rowKeys, k)
-		}
+	_, keys, err := r.pointKeys(nil, nil)
+	if err != nil || len(keys) == 0 {
+		return err
 	}
-	if r.ts.Index == nil {
-		for _, pt := range r.ts.Points {
-			vals, ok, err := r.pointValues(pt, r.tc.keyColumns())
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			var h tablecodec.Handle
-			if t.PKIsHandle {
-				v := vals[0]
-				if v.Kind() == types.KindUint64 {
-					h = tablecodec.IntHandle(int64(v.Uint()))
-				} else {
-					h = tablecodec.IntHandle(v.Int())
-				}
-			} else {
-				if h, _, err = tablecodec.EncodeCommonHandle(nil, vals); err != nil {
-					return err
-				}
-			}
-			addKey(tablecodec.EncodeRecordKey(nil, t.ID, h))
-		}
-	} else {
-		idx := r.ts.Index
-		var idxKeys []kv.Key
-		for _, pt := range r.ts.Points {
-			cols := make([]int, len(idx.Columns))
-			for i, ic := range idx.Columns {
-				cols[i] = ic.Offset
-			}
-			vals, ok, err := r.pointValues(pt, cols)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			idxKeys = append(idxKeys, tablecodec.EncodeIndexKey(nil, t.ID, idx.ID, vals, tablecodec.Handle{}))
-		}
-		if len(idxKeys) == 0 {
-			return nil
-		}
-		got, err := r.getPoints(idxKeys)
+	if r.ts.Index != nil {
+		got, err := r.getPoints(keys)
 		if err != nil {
 			return err
 		}
-		for _, k := range idxKeys {
-			v, ok := got[string(k)]
-			if !ok {
-				continue
-			}
-			h, err := tablecodec.DecodeIndexValue(v)
-			if err != nil {
-				return err
-			}
-			addKey(tablecodec.EncodeRecordKey(nil, t.ID, h))
+		if _, keys, err = r.recordKeysVia(nil, nil, keys, got); err != nil || len(keys) == 0 {
+			return err
 		}
 	}
-	if len(rowKeys) == 0 {
-		return nil
-	}
-	if len(rowKeys) == 1 && !(r.ts.Lock && r.ctx.Pessimistic) {
-		v, err := r.ctx.Txn.Get(r.ctx.Ctx, rowKeys[0])
+	if len(keys) == 1 && !(r.ts.Lock && r.ctx.Pessimistic) {
+		v, err := r.ctx.Txn.Get(r.ctx.Ctx, keys[0])
 		if errors.Is(err, kv.ErrNotExist) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		row, err := r.decodeKV(rowKeys[0], v)
+		row, err := r.decodeKV(keys[0], v)
 		if err != nil {
 			return err
 		}
 		r.buf = append(r.buf, row)
 		return nil
 	}
-	got, err := r.getPoints(rowKeys)
+	got, err := r.getPoints(keys)
 	if err != nil {
 		return err
 	}
-	for _, k := range rowKeys {
+	for _, k := range keys {
 		if v, ok := got[string(k)]; ok {
 			row, err := r.decodeKV(k, v)
 			if err != nil {
@@ -338,6 +283,124 @@ func (r *tableReader) readPoints() error {
 		}
 	}
 	return nil
+}
+
+// pointKeys appends to keys (their bytes to buf) the keys the scan's
+// points name under the current parameters and join slots, in point order
+// without repeats: record keys for handle points, unique-index keys for
+// index points (whose record keys recordKeysVia finds). It reads nothing.
+func (r *tableReader) pointKeys(buf []byte, keys []kv.Key) ([]byte, []kv.Key, error) {
+	t, idx := r.ts.Table, r.ts.Index
+	if r.pointCols == nil {
+		if idx == nil {
+			r.pointCols = r.tc.keyColumns()
+		} else {
+			r.pointCols = make([]int, len(idx.Columns))
+			for i, ic := range idx.Columns {
+				r.pointCols[i] = ic.Offset
+			}
+		}
+	}
+	r.dedup.reset(len(keys))
+	for _, pt := range r.ts.Points {
+		vals, ok, err := r.pointValues(pt, r.pointCols)
+		if err != nil {
+			return buf, keys, err
+		}
+		if !ok {
+			continue
+		}
+		start := len(buf)
+		switch {
+		case idx != nil:
+			buf = tablecodec.EncodeIndexKey(buf, t.ID, idx.ID, vals, tablecodec.Handle{})
+		case t.PKIsHandle:
+			buf = tablecodec.EncodeRecordKey(buf, t.ID, intHandle(vals[0]))
+		default:
+			if _, buf, err = tablecodec.EncodeCommonHandle(tablecodec.AppendRecordPrefix(buf, t.ID), vals); err != nil {
+				return buf[:start], keys, err
+			}
+		}
+		var added bool
+		if keys, added = r.dedup.add(keys, buf[start:len(buf):len(buf)]); !added {
+			buf = buf[:start]
+		}
+	}
+	return buf, keys, nil
+}
+
+// recordKeysVia appends to keys (their bytes to buf) the record keys that
+// the unique-index entries idxKeys hold in got, in idxKeys' order without
+// repeats; entries absent from got match no row.
+func (r *tableReader) recordKeysVia(buf []byte, keys []kv.Key, idxKeys []kv.Key, got map[string][]byte) ([]byte, []kv.Key, error) {
+	r.dedup.reset(len(keys))
+	for _, k := range idxKeys {
+		v, ok := got[string(k)]
+		if !ok {
+			continue
+		}
+		h, err := tablecodec.DecodeIndexValue(v)
+		if err != nil {
+			return buf, keys, err
+		}
+		start := len(buf)
+		buf = tablecodec.EncodeRecordKey(buf, r.ts.Table.ID, h)
+		var added bool
+		if keys, added = r.dedup.add(keys, buf[start:len(buf):len(buf)]); !added {
+			buf = buf[:start]
+		}
+	}
+	return buf, keys, nil
+}
+
+// keyDedup drops repeated keys from the keys one lookup appends: a linear
+// search while they are few, a map once they are many (a long IN list).
+type keyDedup struct {
+	first int
+	m     map[string]struct{}
+	inMap bool
+}
+
+// dedupLinearMax is how many keys keyDedup searches linearly.
+const dedupLinearMax = 16
+
+// reset starts a lookup whose keys begin at keys[first].
+func (d *keyDedup) reset(first int) {
+	d.first, d.inMap = first, false
+	clear(d.m)
+}
+
+// add appends k to keys unless this lookup already added it.
+func (d *keyDedup) add(keys []kv.Key, k kv.Key) ([]kv.Key, bool) {
+	if !d.inMap && len(keys)-d.first < dedupLinearMax {
+		for _, o := range keys[d.first:] {
+			if bytes.Equal(o, k) {
+				return keys, false
+			}
+		}
+		return append(keys, k), true
+	}
+	if !d.inMap {
+		if d.m == nil {
+			d.m = make(map[string]struct{})
+		}
+		for _, o := range keys[d.first:] {
+			d.m[string(o)] = struct{}{}
+		}
+		d.inMap = true
+	}
+	if _, ok := d.m[string(k)]; ok {
+		return keys, false
+	}
+	d.m[string(k)] = struct{}{}
+	return append(keys, k), true
+}
+
+func intHandle(v types.Datum) tablecodec.Handle {
+	if v.Kind() == types.KindUint64 {
+		return tablecodec.IntHandle(int64(v.Uint()))
+	}
+	return tablecodec.IntHandle(v.Int())
 }
 
 func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
@@ -357,9 +420,11 @@ func (tc *tableCodec) keyColumns() []int {
 }
 
 // pointValues evaluates a point's values and converts them to the key kinds
-// of the given columns; ok is false if the point can match nothing.
+// of the given columns; ok is false if the point can match nothing. The
+// values are valid until the next call.
 func (r *tableReader) pointValues(pt []expression.Expr, cols []int) ([]types.Datum, bool, error) {
-	vals := make([]types.Datum, len(pt))
+	vals := slices.Grow(r.vals[:0], len(pt))[:len(pt)]
+	r.vals = vals
 	for i, e := range pt {
 		v, err := e.Eval(r.ctx.Eval, nil)
 		if err != nil {

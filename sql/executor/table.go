@@ -150,17 +150,19 @@ type keyRange struct {
 // sizedRangeMax: integer-handle ranges up to this width carry a size.
 const sizedRangeMax = 1 << 14
 
-// handleRanges converts handle ranges to record key ranges.
-func (r *tableReader) handleRanges() ([]keyRange, error) {
+// handleRanges appends to out (their bytes to buf) the record key ranges of
+// the scan's handle ranges under the current parameters and join slots,
+// sorted and merged. It reads nothing.
+func (r *tableReader) handleRanges(buf []byte, out []keyRange) ([]byte, []keyRange, error) {
 	t := r.ts.Table
 	ft := &t.HandleColumn().Type
-	var out []keyRange
+	first := len(out)
 	for _, rg := range r.ts.Ranges {
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		if rg.Low != nil {
 			v, err := rg.Low.Eval(r.ctx.Eval, nil)
 			if err != nil {
-				return nil, err
+				return buf, out, err
 			}
 			b, ok := intBound(v, ft, true, rg.LowExcl)
 			if !ok {
@@ -171,7 +173,7 @@ func (r *tableReader) handleRanges() ([]keyRange, error) {
 		if rg.High != nil {
 			v, err := rg.High.Eval(r.ctx.Eval, nil)
 			if err != nil {
-				return nil, err
+				return buf, out, err
 			}
 			b, ok := intBound(v, ft, false, rg.HighExcl)
 			if !ok {
@@ -182,20 +184,47 @@ func (r *tableReader) handleRanges() ([]keyRange, error) {
 		if lo > hi {
 			continue
 		}
-		start := tablecodec.EncodeIntHandleKey(nil, t.ID, lo)
-		var end kv.Key
+		var kr keyRange
+		start := len(buf)
+		buf = tablecodec.EncodeIntHandleKey(buf, t.ID, lo)
+		kr.start = keyFrom(buf, start)
 		if hi == math.MaxInt64 {
-			end = kv.Key(tablecodec.RecordPrefix(t.ID)).PrefixNext()
+			start = len(buf)
+			buf = tablecodec.AppendRecordPrefix(buf, t.ID)
+			buf, kr.end = appendPrefixNext(buf[:start], buf[start:]) // in place
 		} else {
-			end = tablecodec.EncodeIntHandleKey(nil, t.ID, hi+1)
+			start = len(buf)
+			buf = tablecodec.EncodeIntHandleKey(buf, t.ID, hi+1)
+			kr.end = keyFrom(buf, start)
 		}
-		rg := keyRange{start: start, end: end}
 		if hi-lo >= 0 && hi-lo < sizedRangeMax {
-			rg.maxKeys = int(hi-lo) + 1
+			kr.maxKeys = int(hi-lo) + 1
 		}
-		out = append(out, rg)
+		out = append(out, kr)
 	}
-	return mergeRanges(out), nil
+	merged := mergeRanges(out[first:])
+	return buf, out[:first+len(merged)], nil
+}
+
+// keyFrom returns buf[start:] as a key that later appends to buf cannot
+// overwrite.
+func keyFrom(buf []byte, start int) kv.Key {
+	return kv.Key(buf[start:len(buf):len(buf)])
+}
+
+// appendPrefixNext appends kv.Key(k).PrefixNext() to buf (nil, appending
+// nothing, when k is all 0xff).
+func appendPrefixNext(buf []byte, k []byte) ([]byte, kv.Key) {
+	start := len(buf)
+	buf = append(buf, k...)
+	for i := len(buf) - 1; i >= start; i-- {
+		buf[i]++
+		if buf[i] != 0 {
+			buf = buf[:i+1]
+			return buf, keyFrom(buf, start)
+		}
+	}
+	return buf[:start], nil
 }
 
 // intBound converts a range bound to an inclusive int64 bound.
