@@ -4,10 +4,32 @@
 // kv/txnkv runs unchanged on a cluster.
 //
 // Parts: a region cache (key -> region and leader, loaded from a
-// RegionSource, i.e. PD), a gRPC connection pool per store address, and a
-// bounded exponential backoff (Options.MaxBackoff of sleeping and failed
-// calls per command) after which a command fails with
-// kvrpc.RegionUnavailableError.
+// RegionSource, i.e. PD), a gRPC connection pool per store address, a
+// BatchCommands stream per connection (batch.go), and a bounded
+// exponential backoff (Options.MaxBackoff of sleeping and failed calls per
+// command) after which a command fails with kvrpc.RegionUnavailableError.
+//
+// Batching (TiKV's BatchCommands; off with Options.DisableBatch): the kv
+// commands of all sessions going to one connection are queued; a sender
+// sends whatever is queued (up to 128 requests, 3 MiB) as one message,
+// after waiting up to Options.MaxBatchWaitTime for more when few were
+// queued; a receiver hands each answer to the caller waiting for its id.
+//   - A batched command is indistinguishable from its unary call to the
+//     code above it: same answers, and a gRPC status error wherever the
+//     unary call would fail, so every rule below applies unchanged.
+//   - The store runs each request under the caller's deadline (sent with
+//     it) and stops it when the caller's context is cancelled (a cancel
+//     message); a caller that stops waiting gets its context's status at
+//     once, and a late answer is dropped.
+//   - When a stream breaks, every request sent on it fails with an
+//     Unavailable status that never claims the request was not sent
+//     (notSent is false): a commit or one-phase prewrite on it is
+//     undetermined, never resent as if it had not run. Requests that
+//     were not sent yet fail with the error opening a new stream gives
+//     (a dial failure is "not sent", as for a unary call). The next
+//     message opens a new stream.
+//   - Requests bigger than 1 MiB, GC and raft calls, and every call to a
+//     store that does not serve BatchCommands go as unary calls.
 //
 // Invariants (Percolator over many regions):
 //   - Region errors mean the part did not run: the cache is corrected
@@ -87,6 +109,13 @@ type Options struct {
 	// DialOptions are added to the defaults (insecure transport,
 	// keepalive, reconnect backoff capped at 2s, 64 MiB messages).
 	DialOptions []grpc.DialOption
+	// DisableBatch sends every command as its own unary call instead of
+	// on the connection's BatchCommands stream.
+	DisableBatch bool
+	// MaxBatchWaitTime: when a connection's sender finds fewer requests
+	// pending than a full message, it waits up to this long for more
+	// (0: never waits). [tikv-client.max-batch-wait-time]
+	MaxBatchWaitTime time.Duration
 }
 
 func (o *Options) fill() {
@@ -131,20 +160,35 @@ func (c *Client) Close() error {
 // ---- connection pool ----
 
 type connPool struct {
-	opts   Options
+	opts Options
+	// ctx ends at close: it stops the batch streams and their goroutines
+	// (wg).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 	mu     sync.Mutex
-	conns  map[string][]*grpc.ClientConn
+	conns  map[string][]storeConn
 	next   atomic.Uint64
 	closed bool
 }
 
+// storeConn is one connection to a store: unary calls, and the batch
+// stream over it (nil with DisableBatch).
+type storeConn struct {
+	cc    *grpc.ClientConn
+	unary tikvpb.TikvClient
+	batch *batchConn
+}
+
 func (p *connPool) init(o Options) {
 	p.opts = o
-	p.conns = map[string][]*grpc.ClientConn{}
+	p.conns = map[string][]storeConn{}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 }
 
 // get returns a client for addr, dialling (lazily: grpc connects on first
-// use) if needed.
+// use) if needed. Its kv commands go on a batch stream unless
+// DisableBatch.
 func (p *connPool) get(addr string) (tikvpb.TikvClient, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -167,29 +211,41 @@ func (p *connPool) get(addr string) (tikvpb.TikvClient, error) {
 			cc, err := grpc.NewClient(addr, dopts...)
 			if err != nil {
 				for _, c := range cs {
-					_ = c.Close()
+					_ = c.cc.Close()
 				}
 				return nil, err
 			}
-			cs = append(cs, cc)
+			sc := storeConn{cc: cc, unary: tikvpb.NewTikvClient(cc)}
+			if !p.opts.DisableBatch {
+				sc.batch = newBatchConn(p.ctx, &p.wg, addr, cc, p.opts.MaxBatchWaitTime)
+			}
+			cs = append(cs, sc)
 		}
 		p.conns[addr] = cs
 	}
-	return tikvpb.NewTikvClient(cs[p.next.Add(1)%uint64(len(cs))]), nil
+	sc := cs[p.next.Add(1)%uint64(len(cs))]
+	if sc.batch == nil {
+		return sc.unary, nil
+	}
+	return batchClient{TikvClient: sc.unary, b: sc.batch}, nil
 }
 
+// close stops the batch streams (requests waiting on them fail), closes
+// every connection and waits for the streams' goroutines.
 func (p *connPool) close() error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.closed = true
+	p.cancel()
 	var first error
 	for _, cs := range p.conns {
-		for _, cc := range cs {
-			if err := cc.Close(); err != nil && first == nil {
+		for _, c := range cs {
+			if err := c.cc.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
 	p.conns = nil
+	p.mu.Unlock()
+	p.wg.Wait()
 	return first
 }

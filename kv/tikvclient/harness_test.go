@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,6 +17,10 @@ import (
 	"github.com/shoaldb/shoal/store/grpcserver/grpctest"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
+
+// unaryCalls runs the suite with plain unary calls instead of the batch
+// streams: go test ./kv/tikvclient -args -unary
+var unaryCalls = flag.Bool("unary", false, "send unary calls (Options.DisableBatch) in every test")
 
 // env is a cluster of loopback stores, a client over them and a txnkv
 // Storage on the client.
@@ -49,6 +54,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	if o.client.RPCTimeout == 0 {
 		o.client.RPCTimeout = 5 * time.Second
+	}
+	if *unaryCalls {
+		o.client.DisableBatch = true
 	}
 	cl := tikvclient.New(c, o.client)
 	t.Cleanup(func() { _ = cl.Close() })

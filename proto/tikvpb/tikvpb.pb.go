@@ -83,9 +83,9 @@ type BatchCommandsRequest struct {
 	// requests[i] has the id request_ids[i].
 	Requests   []*BatchCommandsRequest_Request `protobuf:"bytes,1,rep,name=requests,proto3" json:"requests,omitempty"`
 	RequestIds []uint64                        `protobuf:"varint,2,rep,packed,name=request_ids,json=requestIds,proto3" json:"request_ids,omitempty"`
-	// cancel_ids name requests sent earlier whose caller stopped waiting:
-	// the store cancels them if they still run (a unary call's
-	// cancellation). Their answers (if any) are still sent.
+	// cancel_ids name requests (sent earlier or in this message) whose
+	// caller stopped waiting: the store cancels them if they still run (a
+	// unary call's cancellation). Their answers are still sent.
 	CancelIds     []uint64 `protobuf:"varint,3,rep,packed,name=cancel_ids,json=cancelIds,proto3" json:"cancel_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

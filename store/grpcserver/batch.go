@@ -112,15 +112,6 @@ func (b *batchStream) recvLoop() error {
 		if err != nil {
 			return err
 		}
-		if len(msg.GetCancelIds()) > 0 {
-			b.mu.Lock()
-			for _, id := range msg.GetCancelIds() {
-				if cancel := b.running[id]; cancel != nil {
-					cancel()
-				}
-			}
-			b.mu.Unlock()
-		}
 		reqs, ids := msg.GetRequests(), msg.GetRequestIds()
 		if len(reqs) != len(ids) {
 			return status.Errorf(codes.InvalidArgument, "batch of %d requests with %d ids", len(reqs), len(ids))
@@ -145,6 +136,16 @@ func (b *batchStream) recvLoop() error {
 			b.mu.Unlock()
 			b.inflight.Add(1)
 			b.dispatch(t)
+		}
+		// After the requests: a cancellation may name one of this message.
+		if len(msg.GetCancelIds()) > 0 {
+			b.mu.Lock()
+			for _, id := range msg.GetCancelIds() {
+				if cancel := b.running[id]; cancel != nil {
+					cancel()
+				}
+			}
+			b.mu.Unlock()
 		}
 	}
 }

@@ -126,7 +126,8 @@ func batchCall(t *testing.T, ctx context.Context, s tikvpb.TikvClient, reqs []*b
 	return out
 }
 
-// twinSetup writes the same data on a cluster: a, b committed, c locked.
+// twinSetup writes the same data on a cluster: a, b committed, c and d
+// locked.
 func twinSetup(t *testing.T, ctx context.Context, c *grpctest.Cluster) {
 	r, _ := c.Table.ByID(1)
 	rc := rctx(r)
@@ -151,6 +152,7 @@ func twinSetup(t *testing.T, ctx context.Context, c *grpctest.Cluster) {
 	}
 	pw(10, true, "a", "1", "b", "2")
 	pw(20, false, "c", "3")
+	pw(25, false, "d", "4") // its own transaction, for a heartbeat
 }
 
 // A batch of mixed commands (reads, writes, key errors, a region error, an
@@ -175,7 +177,7 @@ func TestBatchCommandsAnswerAsUnary(t *testing.T) {
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rc, Key: k("zz"), Version: 100}}},   // not in region 1
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: other, Key: k("x"), Version: 100}}}, // store 1 does not lead region 2
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_BatchGet{BatchGet: &kvrpcpb.BatchGetRequest{Context: rc, Keys: [][]byte{k("a"), k("b"), k("c")}, Version: 100}}},
-		{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{Context: rc, StartKey: k("a"), EndKey: k("m"), Version: 100}}},
+		{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{Context: rc, StartKey: k("a"), EndKey: k("d"), Version: 100}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Prewrite{Prewrite: &kvrpcpb.PrewriteRequest{Context: rc, Mutations: []*kvrpcpb.Mutation{put("e")}, PrimaryLock: k("e"), StartTs: 30, LockTtl: 60000}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Prewrite{Prewrite: &kvrpcpb.PrewriteRequest{Context: rc, Mutations: []*kvrpcpb.Mutation{put("a")}, PrimaryLock: k("a"), StartTs: 5}}}, // write conflict
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Commit{Commit: &kvrpcpb.CommitRequest{Context: rc, Keys: [][]byte{k("f")}, StartTs: 31, CommitTs: 32}}},                               // no lock
@@ -186,7 +188,7 @@ func TestBatchCommandsAnswerAsUnary(t *testing.T) {
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_CheckTxnStatus{CheckTxnStatus: &kvrpcpb.CheckTxnStatusRequest{Context: rc, PrimaryKey: k("c"), LockTs: 20, CallerStartTs: 100, CurrentTs: 100}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_ResolveLock{ResolveLock: &kvrpcpb.ResolveLockRequest{Context: rc, StartTs: 60, Keys: [][]byte{k("j")}}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_ResolveLock{ResolveLock: &kvrpcpb.ResolveLockRequest{Context: rc, StartTs: 60}}}, // refused: no keys
-		{Cmd: &tikvpb.BatchCommandsRequest_Request_TxnHeartBeat{TxnHeartBeat: &kvrpcpb.TxnHeartBeatRequest{Context: rc, PrimaryLock: k("c"), StartTs: 20, AdviseLockTtl: 90000}}},
+		{Cmd: &tikvpb.BatchCommandsRequest_Request_TxnHeartBeat{TxnHeartBeat: &kvrpcpb.TxnHeartBeatRequest{Context: rc, PrimaryLock: k("d"), StartTs: 25, AdviseLockTtl: 90000}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_CheckSecondaryLocks{CheckSecondaryLocks: &kvrpcpb.CheckSecondaryLocksRequest{Context: rc, Keys: [][]byte{k("c")}, StartTs: 20}}},
 		{Cmd: &tikvpb.BatchCommandsRequest_Request_Cleanup{Cleanup: &kvrpcpb.CleanupRequest{Context: rc, Key: k("l"), StartTs: 70}}},
 		{}, // no command
@@ -202,7 +204,8 @@ func TestBatchCommandsAnswerAsUnary(t *testing.T) {
 			t.Errorf("request %d (%v):\n batch %v\n unary %v", i, reqs[i], got[i], want[i])
 		}
 	}
-	// The answers are what they should be, not only alike.
+	// The answers are what they should be, not only alike. (The
+	// sub-requests run concurrently: none may depend on another.)
 	if string(got[0].GetGet().GetValue()) != "1" || got[1].GetGet().GetError().GetLocked() == nil {
 		t.Errorf("reads: %v, %v", got[0], got[1])
 	}
@@ -211,6 +214,9 @@ func TestBatchCommandsAnswerAsUnary(t *testing.T) {
 	}
 	if got[6].GetPrewrite().GetError() != nil || got[6].GetPrewrite().GetRegionError() != nil {
 		t.Errorf("prewrite: %v", got[6])
+	}
+	if got[7].GetPrewrite().GetError().GetConflict() == nil || got[15].GetTxnHeartBeat().GetLockTtl() != 90000 {
+		t.Errorf("conflict, heartbeat: %v, %v", got[7], got[15])
 	}
 	if codes.Code(got[len(got)-1].StatusCode) != codes.Unimplemented {
 		t.Errorf("no command: %v", got[len(got)-1])

@@ -2,7 +2,8 @@
 // for tests of the store's gRPC face and of clients that talk to it: each
 // store is a real standalone Pebble engine, MVCC store and store service
 // behind a grpcserver.Server, with a RegionTable deciding which regions
-// each store leads.
+// each store leads; each store counts the calls and batch streams it is
+// sent (Store.Calls).
 //
 // Invariants: servers listen on 127.0.0.1 only (a free port chosen by the
 // kernel); everything started is stopped by the test's Cleanup (servers
@@ -13,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path"
 	"sync"
 	"testing"
 
@@ -20,6 +22,7 @@ import (
 
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/metapb"
+	"github.com/shoaldb/shoal/proto/tikvpb"
 	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
@@ -37,6 +40,62 @@ type Store struct {
 	grpc         *grpc.Server
 	srv          *grpcserver.Server
 	regionErrors map[string]int
+	calls        Calls
+}
+
+// Calls counts what a store was sent over gRPC.
+type Calls struct {
+	// Unary counts unary calls by method name ("KvGet", ...).
+	Unary map[string]int
+	// Streams counts BatchCommands streams opened; Messages and Requests
+	// the messages and sub-requests received on them.
+	Streams, Messages, Requests int
+}
+
+// Calls returns what the store was sent so far.
+func (s *Store) Calls() Calls {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.calls
+	out.Unary = map[string]int{}
+	for k, v := range s.calls.Unary {
+		out.Unary[k] = v
+	}
+	return out
+}
+
+func (s *Store) countUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	s.mu.Lock()
+	s.calls.Unary[path.Base(info.FullMethod)]++
+	s.mu.Unlock()
+	return h(ctx, req)
+}
+
+func (s *Store) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if path.Base(info.FullMethod) != "BatchCommands" {
+		return h(srv, ss)
+	}
+	s.mu.Lock()
+	s.calls.Streams++
+	s.mu.Unlock()
+	return h(srv, countingStream{ss, s})
+}
+
+// countingStream counts the batch messages a stream receives.
+type countingStream struct {
+	grpc.ServerStream
+	s *Store
+}
+
+func (c countingStream) RecvMsg(m any) error {
+	err := c.ServerStream.RecvMsg(m)
+	if req, ok := m.(*tikvpb.BatchCommandsRequest); ok && err == nil {
+		c.s.mu.Lock()
+		c.s.calls.Messages++
+		c.s.calls.Requests += len(req.GetRequests())
+		c.s.mu.Unlock()
+	}
+	return err
 }
 
 // RegionErrors returns how many region errors of each kind ("NotLeader",
@@ -135,7 +194,7 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 				shared = svc
 			}
 		}
-		st := &Store{ID: uint64(s), Service: svc, regionErrors: map[string]int{}}
+		st := &Store{ID: uint64(s), Service: svc, regionErrors: map[string]int{}, calls: Calls{Unary: map[string]int{}}}
 		var kc kvrpc.Client = svc
 		if o.Wrap != nil {
 			kc = o.Wrap(st.ID, svc)
@@ -170,7 +229,8 @@ func (s *Store) serve(t testing.TB, addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(grpcserver.ServerOptions()...)
+	g := grpc.NewServer(append(grpcserver.ServerOptions(),
+		grpc.UnaryInterceptor(s.countUnary), grpc.StreamInterceptor(s.countStream))...)
 	s.srv.Register(g)
 	s.mu.Lock()
 	s.grpc, s.Addr = g, lis.Addr().String()
