@@ -36,6 +36,15 @@ type SQL struct {
 	// KVConnsPerStore is the number of gRPC connections to each store.
 	// [tikv-client.grpc-connection-count]
 	KVConnsPerStore int `toml:"kv-conns-per-store"`
+	// KVBatchCommands: kv commands to a store share one BatchCommands
+	// stream per connection, many per message, instead of a unary call
+	// each. [tikv-client.max-batch-size > 0]
+	KVBatchCommands bool `toml:"kv-batch-commands"`
+	// KVMaxBatchWaitTime: with batch commands, how long a connection's
+	// sender waits for more requests when it found fewer than a full
+	// message, a Go duration ("0s": never waits).
+	// [tikv-client.max-batch-wait-time]
+	KVMaxBatchWaitTime string `toml:"kv-max-batch-wait-time"`
 	// GCLifeTime: how long old row versions stay readable before MVCC
 	// GC removes them, the default of the tidb_gc_life_time variable.
 	// [tikv_gc_life_time]
@@ -66,6 +75,8 @@ func DefaultSQL() SQL {
 		SchemaSyncInterval: "200ms",
 		KVMaxBackoff:       "20s",
 		KVConnsPerStore:    2,
+		KVBatchCommands:    true,
+		KVMaxBatchWaitTime: "0s",
 		GCLifeTime:         "10m",
 		GCRunInterval:      "10m",
 		PreparedPlanCache:  PreparedPlanCache{Enabled: true},
@@ -95,6 +106,13 @@ func (s *SQL) SyncInterval() time.Duration {
 // MaxBackoff returns KVMaxBackoff parsed (valid after Validate).
 func (s *SQL) MaxBackoff() time.Duration {
 	d, _ := time.ParseDuration(s.KVMaxBackoff)
+	return d
+}
+
+// MaxBatchWaitTime returns KVMaxBatchWaitTime parsed (valid after
+// Validate).
+func (s *SQL) MaxBatchWaitTime() time.Duration {
+	d, _ := time.ParseDuration(s.KVMaxBatchWaitTime)
 	return d
 }
 
@@ -146,6 +164,9 @@ func (s *SQL) Validate() error {
 	}
 	if d, err := time.ParseDuration(s.KVMaxBackoff); err != nil || d < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("kv-max-backoff %q must be a duration of at least 100ms", s.KVMaxBackoff))
+	}
+	if d, err := time.ParseDuration(s.KVMaxBatchWaitTime); err != nil || d < 0 || d > time.Second {
+		errs = append(errs, fmt.Errorf("kv-max-batch-wait-time %q must be a duration between 0s and 1s", s.KVMaxBatchWaitTime))
 	}
 	if d, err := time.ParseDuration(s.GCLifeTime); err != nil || d < time.Second {
 		errs = append(errs, fmt.Errorf("gc-life-time %q must be a duration of at least 1s", s.GCLifeTime))

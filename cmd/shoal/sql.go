@@ -40,6 +40,8 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
 	fs.StringVar(&cfg.SchemaSyncInterval, "schema-sync-interval", cfg.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
 	fs.StringVar(&cfg.KVMaxBackoff, "kv-max-backoff", cfg.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
+	fs.BoolVar(&cfg.KVBatchCommands, "kv-batch-commands", cfg.KVBatchCommands, "send kv commands to the stores on batch streams (false: one unary gRPC call each)")
+	fs.StringVar(&cfg.KVMaxBatchWaitTime, "kv-max-batch-wait-time", cfg.KVMaxBatchWaitTime, "how long a batch stream's sender waits for more requests when few are pending (0s: never)")
 	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions stay readable before MVCC GC (default of tidb_gc_life_time)")
 	fs.StringVar(&cfg.GCRunInterval, "gc-run-interval", cfg.GCRunInterval, "how far the GC safe point must move before a GC round runs (default of tidb_gc_run_interval)")
 	if err := parseFlags(fs, args, stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).", func(path string) error {
@@ -128,7 +130,8 @@ func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNod
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach PD at %s: %w", cfg.PD, err)
 	}
-	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore})
+	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore,
+		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime()})
 	storage := txnkv.New(pdc, kvc, txnkv.Options{})
 	gcLife, gcRun := cfg.GC()
 	backend, err := session.NewBackend(clusterStorage{storage, kvc}, session.Config{

@@ -13,20 +13,35 @@ import (
 func TestSQLFlags(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "sql.toml")
 	os.WriteFile(p, []byte("pd = \"127.0.0.1:1\"\nschema-sync-interval = \"1s\"\n[prepared-plan-cache]\nenabled = false\n"), 0o644)
-	cfg, err := sqlFlags([]string{"--config", p, "--pd", "127.0.0.1:2379,127.0.0.1:2380", "--port", "4001", "--gc-life-time", "1h"}, io.Discard)
+	cfg, err := sqlFlags([]string{"--config", p, "--pd", "127.0.0.1:2379,127.0.0.1:2380", "--port", "4001", "--gc-life-time", "1h",
+		"--kv-max-batch-wait-time", "200us"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	life, run := cfg.GC()
 	if len(cfg.PDAddrs()) != 2 || cfg.Port != 4001 || cfg.SyncInterval() != time.Second || cfg.PreparedPlanCache.Enabled ||
-		life != time.Hour || run != 10*time.Minute {
+		life != time.Hour || run != 10*time.Minute || !cfg.KVBatchCommands || cfg.MaxBatchWaitTime() != 200*time.Microsecond {
 		t.Fatalf("%+v", cfg)
+	}
+	// Batch commands are on by default, without waiting; off on request.
+	def, err := sqlFlags(nil, io.Discard)
+	if err != nil || !def.KVBatchCommands || def.MaxBatchWaitTime() != 0 {
+		t.Fatalf("defaults: %+v %v", def, err)
+	}
+	if off, err := sqlFlags([]string{"--kv-batch-commands=false"}, io.Discard); err != nil || off.KVBatchCommands {
+		t.Fatalf("--kv-batch-commands=false: %+v %v", off, err)
+	}
+	os.WriteFile(p, []byte("kv-batch-commands = false\nkv-max-batch-wait-time = \"1ms\"\n"), 0o644)
+	if f, err := sqlFlags([]string{"--config", p}, io.Discard); err != nil || f.KVBatchCommands || f.MaxBatchWaitTime() != time.Millisecond {
+		t.Fatalf("from the file: %+v %v", f, err)
 	}
 	for _, bad := range [][]string{
 		{"--pd", ""},
 		{"--pd", "nohostport"},
 		{"--schema-sync-interval", "1ns"},
 		{"--kv-max-backoff", "soon"},
+		{"--kv-max-batch-wait-time", "-1ms"},
+		{"--kv-max-batch-wait-time", "2s"},
 		{"--gc-life-time", "100ms"},
 		{"--gc-run-interval", "often"},
 		{"--port", "10080"},
