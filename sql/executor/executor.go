@@ -14,6 +14,15 @@
 //     session retry the whole statement with a newer for_update_ts.
 //   - Rows returned by Next stay valid until the consumer is done with them:
 //     executors never reuse a returned row's datums.
+//   - An index join returns, for each left row in order, exactly the rows
+//     reading its right side for that row alone would return, in the same
+//     order, filtered with the join slot set to that row, whether it reads
+//     per left row or in batches (indexJoinBatcher: keys and ranges of many
+//     left rows computed first, then read together through the same
+//     transaction, so the same snapshot under its own writes). A batch may
+//     read ahead of what a LIMIT above consumes, never past an error: an
+//     error met at a left row surfaces after the rows of those before it.
+//     Right sides that lock what they read are read per left row.
 package executor
 
 import (

@@ -5,9 +5,11 @@ import (
 	"github.com/shoaldb/shoal/types"
 )
 
-// joinExec is a hash join when the plan has equi-keys, a nested-loop join
-// otherwise; the right side is materialized, the left streamed, so output
-// follows the left side's order.
+// joinExec is an index-lookup join when the plan says so (the right side
+// read through its key for each left row, in batches of left rows where
+// indexJoinBatcher can), else a hash join when the plan has equi-keys, a
+// nested-loop join otherwise (the right side materialized). The left side
+// is streamed, so output follows its order.
 type joinExec struct {
 	ctx         *Context
 	left, right Executor
@@ -21,6 +23,10 @@ type joinExec struct {
 	mpos      int
 	matched   bool
 	keyBuf    []byte
+
+	// batch reads an index join's right side for batches of left rows; nil
+	// when it is read per left row.
+	batch *indexJoinBatcher
 }
 
 func (e *joinExec) Open() error {
@@ -31,6 +37,12 @@ func (e *joinExec) Open() error {
 	if e.plan.IndexJoin {
 		for len(e.ctx.Eval.Slots) <= e.plan.Slot {
 			e.ctx.Eval.Slots = append(e.ctx.Eval.Slots, nil)
+		}
+		if r, ok := e.right.(*tableReader); ok && batchesIndexJoin(r.ts) {
+			if e.batch == nil {
+				e.batch = newIndexJoinBatcher(e.ctx, e.left, r, e.plan.Slot)
+			}
+			e.batch.reset()
 		}
 		return nil
 	}
@@ -93,6 +105,14 @@ func (e *joinExec) Next() (types.Row, error) {
 				return joined, nil
 			}
 			e.cur = nil
+		}
+		if e.batch != nil {
+			left, matches, err := e.batch.next()
+			if err != nil || left == nil {
+				return nil, err
+			}
+			e.cur, e.matches, e.mpos, e.matched = left, matches, 0, false
+			continue
 		}
 		left, err := e.left.Next()
 		if err != nil || left == nil {

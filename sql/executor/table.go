@@ -79,13 +79,22 @@ func (tc *tableCodec) decodeOwnedRow(t *catalog.TableInfo, h tablecodec.Handle, 
 		width++
 	}
 	row := make(types.Row, width)
-	if err := tc.decoder.Decode(owned, h, row); err != nil {
+	if err := tc.decodeInto(row, h, owned, extraHandle); err != nil {
 		return nil, err
 	}
-	if extraHandle {
-		row[width-1] = types.NewInt(h.IntValue())
-	}
 	return row, nil
+}
+
+// decodeInto decodes a row value into row, a full-width row (plus the
+// handle when extraHandle); its datums alias val.
+func (tc *tableCodec) decodeInto(row types.Row, h tablecodec.Handle, val []byte, extraHandle bool) error {
+	if err := tc.decoder.Decode(val, h, row); err != nil {
+		return err
+	}
+	if extraHandle {
+		row[len(row)-1] = types.NewInt(h.IntValue())
+	}
+	return nil
 }
 
 // encodeRowValue encodes the stored columns of a full-width row.
