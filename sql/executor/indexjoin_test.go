@@ -288,3 +288,63 @@ func BenchmarkIndexJoin(b *testing.B) {
 		}
 	}
 }
+
+// queryUntilError runs sql and returns the rows it yields (one line each)
+// up to its error, and the error.
+func queryUntilError(t testing.TB, s session.Conn, sql string) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	results, err := s.Execute(ctx, sql)
+	var out strings.Builder
+	for _, rs := range results {
+		if rs == nil {
+			continue
+		}
+		var rows []types.Row
+		for err == nil {
+			if err = rs.Next(ctx, &rows); err != nil || len(rows) == 0 {
+				break
+			}
+			for _, r := range rows {
+				fmt.Fprintln(&out, r)
+			}
+		}
+		rs.Close()
+	}
+	return out.String(), err
+}
+
+// TestIndexJoinBatchErrorWhereRowFails: a left row whose key fails to
+// evaluate fails the join as the per-row path does, and not at all when a
+// LIMIT stops before that row, however far the batch read ahead.
+func TestIndexJoinBatchErrorWhereRowFails(t *testing.T) {
+	s, _ := open(t)
+	exec(t, s, "CREATE TABLE l (id INT PRIMARY KEY, a BIGINT)")
+	exec(t, s, "CREATE TABLE r (id BIGINT PRIMARY KEY, v INT)")
+	insertRows(t, s, "l", 100, func(i int) string {
+		if i == 50 {
+			return fmt.Sprintf("%d, 100", i) // overflows the key expression
+		}
+		return fmt.Sprintf("%d, %d", i, i%3)
+	})
+	exec(t, s, "INSERT INTO r VALUES (9223372036854775800, 0), (9223372036854775802, 2)")
+	for _, q := range []string{
+		"SELECT l.id, r.v FROM l LEFT JOIN r ON r.id = l.a + 9223372036854775800",
+		"SELECT l.id, r.v FROM l LEFT JOIN r ON r.id = l.a + 9223372036854775800 LIMIT 40",
+	} {
+		restore := executor.SetIndexJoinBatches(0, 0, 0)
+		want, wantErr := queryUntilError(t, s, q)
+		restore()
+		if (wantErr == nil) != strings.Contains(q, "LIMIT") {
+			t.Fatalf("%s per row: %v after\n%s", q, wantErr, want)
+		}
+		for _, p := range []struct{ first, grow, max int }{{1, 1, 1}, {32, 4, 256}, {256, 1, 256}} {
+			restore := executor.SetIndexJoinBatches(p.first, p.grow, p.max)
+			got, err := queryUntilError(t, s, q)
+			restore()
+			if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%s with batches %+v: %v after\n%s\nper row: %v after\n%s", q, p, err, got, wantErr, want)
+			}
+		}
+	}
+}
