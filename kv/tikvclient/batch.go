@@ -277,6 +277,17 @@ func (b *batchConn) send(batch []*batchEntry, cancels []uint64) {
 		}
 	}
 	var s *batchStream
+	if len(batch) == 0 {
+		// Only cancellations: they concern the open stream alone (a broken
+		// one cancelled everything it ran).
+		b.mu.Lock()
+		s = b.cur
+		b.mu.Unlock()
+		if s != nil {
+			_ = s.st.Send(msg) // a failure shows in its receiver
+		}
+		return
+	}
 	for try := 0; ; try++ {
 		var err error
 		s, err = b.stream()
@@ -297,6 +308,7 @@ func (b *batchConn) send(batch []*batchEntry, cancels []uint64) {
 			break
 		}
 		// It broke before anything of ours went out: take a new one.
+		b.dropStream(s)
 		if try == 1 {
 			for _, e := range batch {
 				e.finish(nil, status.Error(codes.Unavailable, "batch commands stream to "+b.addr+" keeps breaking"))
@@ -309,12 +321,17 @@ func (b *batchConn) send(batch []*batchEntry, cancels []uint64) {
 		// receiver learns why (Recv returns the stream's status) and fails
 		// every request sent on it, these too; later messages take a new
 		// stream.
-		b.mu.Lock()
-		if b.cur == s {
-			b.cur = nil
-		}
-		b.mu.Unlock()
+		b.dropStream(s)
 	}
+}
+
+// dropStream makes the next message open a new stream if s is current.
+func (b *batchConn) dropStream(s *batchStream) {
+	b.mu.Lock()
+	if b.cur == s {
+		b.cur = nil
+	}
+	b.mu.Unlock()
 }
 
 // register records that batch is sent on s; false if s is broken.
@@ -403,11 +420,7 @@ func (b *batchConn) breakStream(s *batchStream, err error) {
 	s.waiting = nil
 	s.mu.Unlock()
 	s.cancel()
-	b.mu.Lock()
-	if b.cur == s {
-		b.cur = nil
-	}
-	b.mu.Unlock()
+	b.dropStream(s)
 	ferr := streamError(b.addr, err)
 	if status.Code(err) == codes.Unimplemented {
 		// The store refused the stream itself: nothing ran.
