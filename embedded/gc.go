@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
@@ -23,7 +24,10 @@ import (
 //  3. publishes the safe point in the store (reads below it are refused
 //     from then on; it never decreases), then
 //  4. walks the keyspace in bounded batches, pausing between batches as
-//     long as the batch took (so GC uses at most about half of a core).
+//     long as the batch took (so GC uses at most about half of a core);
+//  5. works the delete-range queue (kv/delrange): stamps the dropped
+//     tables' and indexes' new ranges and destroys those stamped below
+//     the safe point.
 //
 // The safe point is not persisted: after a restart no transaction of the
 // previous process exists, and the first round recomputes it.
@@ -70,16 +74,37 @@ func (e *Embedded) runGC(ctx context.Context, background bool) (uint64, mvcc.GCS
 			return 0, st, nil
 		}
 	}
-	paced := background
 	now, err := e.PD.GetTS(ctx)
 	if err != nil {
 		return 0, st, err
 	}
+	sp, st, err := e.collect(ctx, now, lifeTime, background)
+	if err != nil {
+		return sp, st, err
+	}
+	// The dropped tables' and indexes' ranges (kv/delrange), at the safe
+	// point in force now.
+	_, err = delrange.Process(ctx, e.Storage, now, e.Store.GCSafePoint(), func(ctx context.Context, start, end []byte) error {
+		for {
+			next, _, err := e.Store.DestroyRangeBatch(ctx, start, end, e.gcBatchKeys)
+			if err != nil || next == nil {
+				return err
+			}
+			start = next
+		}
+	})
+	return sp, st, err
+}
+
+// collect raises the safe point and removes the versions below it.
+func (e *Embedded) collect(ctx context.Context, now uint64, lifeTime time.Duration, paced bool) (uint64, mvcc.GCStats, error) {
+	var st mvcc.GCStats
 	life := uint64(lifeTime.Milliseconds()) << pd.PhysicalShift
 	if now <= life {
 		return 0, st, nil
 	}
 	sp := min(now-life, e.Storage.MinStartTS())
+	var err error
 	if sp, err = e.resolveLocksBelow(ctx, sp, now); err != nil {
 		return 0, st, err
 	}

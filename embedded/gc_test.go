@@ -3,12 +3,14 @@ package embedded
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/store/mvcc"
 )
 
@@ -141,5 +143,58 @@ func TestGCPolicy(t *testing.T) {
 	}
 	if _, st, err := e.RunGC(ctx); err != nil || st.WritesDeleted != 2 {
 		t.Fatalf("RunGC while disabled: %+v, %v", st, err)
+	}
+}
+
+// A range queued by a DROP (kv/delrange) is stamped by the first GC round
+// that sees it and destroyed, every version, by a round whose safe point
+// passed the stamp; keys outside it stay.
+func TestGCDestroysDroppedRanges(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{NoSync: true, GCLifeTime: time.Millisecond, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for i := range 3 {
+		for _, k := range []string{"t1_a", "t1_b", "t2_a"} {
+			put(t, e, k, fmt.Sprint(i))
+		}
+	}
+	txn, err := e.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic})
+	must(t, err)
+	must(t, delrange.Add(txn, 0, kv.Key("t1_"), kv.Key("t1_").PrefixNext()))
+	must(t, txn.Commit(ctx))
+	// Round 1 stamps the task (and collects old versions); round 2's safe
+	// point is above the stamp: the range goes.
+	time.Sleep(5 * time.Millisecond)
+	if _, _, err := e.RunGC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, e, "t1_a"); got != "2" {
+		t.Fatalf("t1_a = %q before the range was destroyed", got)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, _, err := e.RunGC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"t1_a": "<nil>", "t1_b": "<nil>", "t2_a": "2"} {
+		if got := get(t, e, k); got != want {
+			t.Fatalf("%s = %q after the range was destroyed, want %q", k, got, want)
+		}
+	}
+	// After one more round (which collects the queue key's own records):
+	// t2_a's newest version and nothing of t1, nor the task.
+	time.Sleep(5 * time.Millisecond)
+	if _, _, err := e.RunGC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writes, defaults, err := e.Store.CountVersions()
+	must(t, err)
+	snap := e.GetSnapshot(math.MaxUint64)
+	it, err := snap.Iter(ctx, delrange.Prefix, delrange.Prefix.PrefixNext())
+	must(t, err)
+	defer it.Close()
+	if writes != 1 || defaults != 0 || it.Valid() {
+		t.Fatalf("left %d writes, %d values, task queued: %v", writes, defaults, it.Valid())
 	}
 }

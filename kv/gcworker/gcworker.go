@@ -19,7 +19,10 @@
 //  4. send KvGC(target) to every region's leader, which publishes the safe
 //     point in its store (reads below it fail from then on) before it
 //     removes anything; the deletions replicate through raft, and followers
-//     learn the safe point from PD with their heartbeats.
+//     learn the safe point from PD with their heartbeats;
+//  5. work the delete-range queue (kv/delrange): stamp the dropped tables'
+//     and indexes' new ranges, destroy (KvDeleteRange per region) those
+//     stamped below the safe point.
 //
 // Invariants:
 //   - The GC safe point never passes the start ts of a transaction that is
@@ -50,6 +53,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/store/kvrpc"
@@ -75,6 +79,7 @@ type PD interface {
 type Regions interface {
 	ScanLocks(ctx context.Context, start, end []byte, maxTS uint64, limit int) ([]*kvrpc.LockInfo, []byte, error)
 	GC(ctx context.Context, safePoint uint64, start, end []byte) (tikvclient.GCStats, error)
+	DeleteRange(ctx context.Context, start, end []byte) (uint64, error)
 }
 
 // Txns is the node's transactional storage (kv/txnkv.Storage).
@@ -154,7 +159,11 @@ type Round struct {
 	Keys          uint64 `json:"keys"`
 	WritesDeleted uint64 `json:"writes_deleted"`
 	ValuesDeleted uint64 `json:"values_deleted"`
-	Err           string `json:"error,omitempty"`
+	// DeleteRanges: the dropped tables' and indexes' ranges (kv/delrange)
+	// this round stamped, destroyed, and left waiting.
+	DeleteRanges   delrange.Stats `json:"delete_ranges"`
+	RecordsDropped uint64         `json:"records_dropped"`
+	Err            string         `json:"error,omitempty"`
 }
 
 // Status is what /status shows of a worker.
@@ -284,8 +293,8 @@ func (w *Worker) tick(ctx context.Context) {
 	r := w.RunRound(ctx, false)
 	if r.Err != "" && ctx.Err() == nil {
 		w.cfg.Logger.Warn("gc round failed", "err", r.Err)
-	} else if r.Skipped == "" {
-		w.cfg.Logger.Info("gc round", "safe_point", r.SafePoint, "safe_point_time", pd.PhysicalTime(r.SafePoint).UTC().Format(time.RFC3339),
+	} else if r.Skipped == "" || r.DeleteRanges.Destroyed > 0 {
+		w.cfg.Logger.Info("gc round", "dropped_ranges_destroyed", r.DeleteRanges.Destroyed, "dropped_records", r.RecordsDropped, "safe_point", r.SafePoint, "safe_point_time", pd.PhysicalTime(r.SafePoint).UTC().Format(time.RFC3339),
 			"locks_scanned", r.LocksScanned, "regions", r.Regions, "writes_deleted", r.WritesDeleted, "took", r.Took)
 	}
 }
@@ -365,17 +374,39 @@ func (w *Worker) settings() Settings {
 	return s
 }
 
+// round runs a round, then the delete-range queue's part of it (at the
+// safe point in force afterwards, whether or not this round moved it).
 func (w *Worker) round(ctx context.Context, force bool, r *Round) error {
+	now, err := w.pd.GetTS(ctx)
+	if err != nil {
+		return err
+	}
+	if err := w.collect(ctx, force, now, r); err != nil {
+		return err
+	}
+	sp := r.SafePoint
+	if sp == 0 {
+		if sp, err = w.pd.GetGCSafePoint(ctx); err != nil {
+			return err
+		}
+	}
+	r.DeleteRanges, err = delrange.Process(ctx, w.txns, now, sp, func(ctx context.Context, start, end []byte) error {
+		n, err := w.regions.DeleteRange(ctx, start, end)
+		r.RecordsDropped += n
+		return err
+	})
+	return err
+}
+
+// collect moves the safe point and removes old versions (steps 1-4 of
+// the package comment), or says in r.Skipped why not.
+func (w *Worker) collect(ctx context.Context, force bool, now uint64, r *Round) error {
 	set := w.settings()
 	if set.Disabled && !force {
 		r.Skipped = "GC is disabled (tidb_gc_enable = 0)"
 		return nil
 	}
 	life := set.LifeTime
-	now, err := w.pd.GetTS(ctx)
-	if err != nil {
-		return err
-	}
 	lifeTS := uint64(life.Milliseconds()) << pd.PhysicalShift
 	if now <= lifeTS {
 		r.Skipped = "life time reaches before the first timestamp"

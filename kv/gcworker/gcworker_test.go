@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/kv/txnkv"
 	"github.com/shoaldb/shoal/pd/pdclient"
@@ -260,5 +261,43 @@ func TestStartedWorkers(t *testing.T) {
 	must(t, err)
 	if id != "probe" {
 		t.Fatalf("a closed worker's claim remains: %s at %d", id, m)
+	}
+}
+
+// A range queued by a DROP spanning two regions is stamped by one round
+// and destroyed region by region by a later one; keys around it stay.
+func TestDroppedRanges(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := e.nodes[0].w
+	for i := range 2 {
+		e.write(t, ctx, fmt.Sprint("v", i), "a", "c1", "c2", "e1", "g")
+	}
+	txn, err := e.nodes[0].s.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic})
+	must(t, err)
+	must(t, delrange.Add(txn, 0, kv.Key("c"), kv.Key("e2")))
+	must(t, txn.Commit(ctx))
+	time.Sleep(5 * time.Millisecond)
+	r := w.RunRound(ctx, true)
+	if r.Err != "" || r.DeleteRanges != (delrange.Stats{Stamped: 1, Pending: 1}) {
+		t.Fatalf("round 1: %+v", r)
+	}
+	_, err = w.renewClaim(ctx)
+	must(t, err)
+	time.Sleep(5 * time.Millisecond)
+	r = w.RunRound(ctx, true)
+	// c1, c2, e1: each its newest commit record (round 1 collected the
+	// older ones).
+	if r.Err != "" || r.DeleteRanges.Destroyed != 1 || r.RecordsDropped != 3 {
+		t.Fatalf("round 2: %+v", r)
+	}
+	cur, err := e.nodes[0].s.Begin(ctx, kv.TxnOptions{})
+	must(t, err)
+	defer cur.Rollback()
+	for k, want := range map[string]string{"a": "v1", "c1": "<nil>", "c2": "<nil>", "e1": "<nil>", "g": "v1"} {
+		if got, err := read(t, ctx, cur, k); err != nil || got != want {
+			t.Fatalf("%s = %q, %v; want %q", k, got, err, want)
+		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 // with its own backoff budget, so a round over many regions is not failed
 // by the sum of their elections.
 
-// gcCallTimeout bounds one region's KvGC: the store walks the whole range
-// in paced batches.
+// gcCallTimeout bounds one region's KvGC or KvDeleteRange: the store walks
+// the whole range in paced batches.
 const gcCallTimeout = 10 * time.Minute
 
 // GCStats counts what a GC call removed.
@@ -70,32 +70,64 @@ func (c *Client) ScanLocks(ctx context.Context, start, end []byte, maxTS uint64,
 // safe point to safePoint and resolved the locks below it.
 func (c *Client) GC(ctx context.Context, safePoint uint64, start, end []byte) (GCStats, error) {
 	var st GCStats
+	regions, err := c.eachRegion(ctx, start, end, func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, s, e []byte) (*errorpb.RegionError, error) {
+		resp, err := cl.KvGC(ctx, &kvrpcpb.GCRequest{Context: rctx, SafePoint: safePoint, StartKey: s, EndKey: e})
+		re, err := decode(resp, err)
+		if re == nil && err == nil {
+			st.Keys += resp.GetKeysExamined()
+			st.WritesDeleted += resp.GetWritesDeleted()
+			st.DefaultDeleted += resp.GetDefaultsDeleted()
+		}
+		return re, err
+	})
+	st.Regions = regions
+	return st, err
+}
+
+// DeleteRange destroys every record of the keys in [start, end) (end nil:
+// unbounded), region by region: a dropped table's or index's keys once
+// the GC safe point has passed the DROP (kv/delrange). It returns how many
+// records went.
+func (c *Client) DeleteRange(ctx context.Context, start, end []byte) (uint64, error) {
+	var n uint64
+	_, err := c.eachRegion(ctx, start, end, func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, s, e []byte) (*errorpb.RegionError, error) {
+		resp, err := cl.KvDeleteRange(ctx, &kvrpcpb.DeleteRangeRequest{Context: rctx, StartKey: s, EndKey: e})
+		re, err := decode(resp, err)
+		if re == nil && err == nil {
+			n += resp.GetRecordsDeleted()
+		}
+		return re, err
+	})
+	return n, err
+}
+
+// eachRegion calls call once per region of [start, end) with the region's
+// part of the range, retrying a region (from its part's start: the range
+// commands are idempotent) after region errors; it returns how many
+// regions answered.
+func (c *Client) eachRegion(ctx context.Context, start, end []byte,
+	call func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, s, e []byte) (*errorpb.RegionError, error),
+) (int, error) {
+	regions := 0
 	for {
 		bo := c.newBackoffer()
 		r, err := c.locateRetry(ctx, bo, func() (*region, error) { return c.cache.locate(ctx, start) })
 		if err != nil {
-			return st, err
+			return regions, err
 		}
 		subEnd := clipEnd(r, end)
 		_, err, retry := c.attempt(ctx, bo, r, gcCallTimeout, func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context) (*errorpb.RegionError, error) {
-			resp, err := cl.KvGC(ctx, &kvrpcpb.GCRequest{Context: rctx, SafePoint: safePoint, StartKey: start, EndKey: subEnd})
-			re, err := decode(resp, err)
-			if re == nil && err == nil {
-				st.Keys += resp.GetKeysExamined()
-				st.WritesDeleted += resp.GetWritesDeleted()
-				st.DefaultDeleted += resp.GetDefaultsDeleted()
-			}
-			return re, err
+			return call(ctx, cl, rctx, start, subEnd)
 		})
 		if retry {
-			continue // the region moved or split: collect [start, ...) again (GC is idempotent)
+			continue // the region moved or split: do [start, ...) again
 		}
 		if err != nil {
-			return st, err
+			return regions, err
 		}
-		st.Regions++
+		regions++
 		if start = nextStart(r, end); start == nil {
-			return st, nil
+			return regions, nil
 		}
 	}
 }

@@ -2774,6 +2774,131 @@ func (x *GCResponse) GetDefaultsDeleted() uint64 {
 	return 0
 }
 
+// DeleteRange destroys every record (locks, commit records, values) of the
+// user keys in [start_key, end_key) (end_key empty: unbounded), which must
+// lie inside the region: a dropped table's or index's keys, once the GC
+// safe point has passed the DROP. Idempotent; a region error may come after
+// part of the range was destroyed, and the caller retries.
+type DeleteRangeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Context       *Context               `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	StartKey      []byte                 `protobuf:"bytes,2,opt,name=start_key,json=startKey,proto3" json:"start_key,omitempty"`
+	EndKey        []byte                 `protobuf:"bytes,3,opt,name=end_key,json=endKey,proto3" json:"end_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteRangeRequest) Reset() {
+	*x = DeleteRangeRequest{}
+	mi := &file_kvrpcpb_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRangeRequest) ProtoMessage() {}
+
+func (x *DeleteRangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRangeRequest.ProtoReflect.Descriptor instead.
+func (*DeleteRangeRequest) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DeleteRangeRequest) GetContext() *Context {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *DeleteRangeRequest) GetStartKey() []byte {
+	if x != nil {
+		return x.StartKey
+	}
+	return nil
+}
+
+func (x *DeleteRangeRequest) GetEndKey() []byte {
+	if x != nil {
+		return x.EndKey
+	}
+	return nil
+}
+
+type DeleteRangeResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RegionError    *errorpb.RegionError   `protobuf:"bytes,1,opt,name=region_error,json=regionError,proto3" json:"region_error,omitempty"`
+	Error          *KeyError              `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	RecordsDeleted uint64                 `protobuf:"varint,3,opt,name=records_deleted,json=recordsDeleted,proto3" json:"records_deleted,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DeleteRangeResponse) Reset() {
+	*x = DeleteRangeResponse{}
+	mi := &file_kvrpcpb_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteRangeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteRangeResponse) ProtoMessage() {}
+
+func (x *DeleteRangeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvrpcpb_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteRangeResponse.ProtoReflect.Descriptor instead.
+func (*DeleteRangeResponse) Descriptor() ([]byte, []int) {
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DeleteRangeResponse) GetRegionError() *errorpb.RegionError {
+	if x != nil {
+		return x.RegionError
+	}
+	return nil
+}
+
+func (x *DeleteRangeResponse) GetError() *KeyError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *DeleteRangeResponse) GetRecordsDeleted() uint64 {
+	if x != nil {
+		return x.RecordsDeleted
+	}
+	return 0
+}
+
 // ScanLock lists up to limit locks with start_ts <= max_version on keys in
 // [start_key, end_key) (end_key empty: unbounded), which must lie inside
 // the region; limit 0 means no limit. Locks come in key order.
@@ -2790,7 +2915,7 @@ type ScanLockRequest struct {
 
 func (x *ScanLockRequest) Reset() {
 	*x = ScanLockRequest{}
-	mi := &file_kvrpcpb_proto_msgTypes[37]
+	mi := &file_kvrpcpb_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2802,7 +2927,7 @@ func (x *ScanLockRequest) String() string {
 func (*ScanLockRequest) ProtoMessage() {}
 
 func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvrpcpb_proto_msgTypes[37]
+	mi := &file_kvrpcpb_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2815,7 +2940,7 @@ func (x *ScanLockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanLockRequest.ProtoReflect.Descriptor instead.
 func (*ScanLockRequest) Descriptor() ([]byte, []int) {
-	return file_kvrpcpb_proto_rawDescGZIP(), []int{37}
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ScanLockRequest) GetContext() *Context {
@@ -2864,7 +2989,7 @@ type ScanLockResponse struct {
 
 func (x *ScanLockResponse) Reset() {
 	*x = ScanLockResponse{}
-	mi := &file_kvrpcpb_proto_msgTypes[38]
+	mi := &file_kvrpcpb_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +3001,7 @@ func (x *ScanLockResponse) String() string {
 func (*ScanLockResponse) ProtoMessage() {}
 
 func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvrpcpb_proto_msgTypes[38]
+	mi := &file_kvrpcpb_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3014,7 @@ func (x *ScanLockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanLockResponse.ProtoReflect.Descriptor instead.
 func (*ScanLockResponse) Descriptor() ([]byte, []int) {
-	return file_kvrpcpb_proto_rawDescGZIP(), []int{38}
+	return file_kvrpcpb_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ScanLockResponse) GetRegionError() *errorpb.RegionError {
@@ -3127,7 +3252,15 @@ const file_kvrpcpb_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12#\n" +
 	"\rkeys_examined\x18\x03 \x01(\x04R\fkeysExamined\x12%\n" +
 	"\x0ewrites_deleted\x18\x04 \x01(\x04R\rwritesDeleted\x12)\n" +
-	"\x10defaults_deleted\x18\x05 \x01(\x04R\x0fdefaultsDeleted\"\xaa\x01\n" +
+	"\x10defaults_deleted\x18\x05 \x01(\x04R\x0fdefaultsDeleted\"v\n" +
+	"\x12DeleteRangeRequest\x12*\n" +
+	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1b\n" +
+	"\tstart_key\x18\x02 \x01(\fR\bstartKey\x12\x17\n" +
+	"\aend_key\x18\x03 \x01(\fR\x06endKey\"\xa0\x01\n" +
+	"\x13DeleteRangeResponse\x127\n" +
+	"\fregion_error\x18\x01 \x01(\v2\x14.errorpb.RegionErrorR\vregionError\x12'\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.kvrpcpb.KeyErrorR\x05error\x12'\n" +
+	"\x0frecords_deleted\x18\x03 \x01(\x04R\x0erecordsDeleted\"\xaa\x01\n" +
 	"\x0fScanLockRequest\x12*\n" +
 	"\acontext\x18\x01 \x01(\v2\x10.kvrpcpb.ContextR\acontext\x12\x1f\n" +
 	"\vmax_version\x18\x02 \x01(\x04R\n" +
@@ -3166,7 +3299,7 @@ func file_kvrpcpb_proto_rawDescGZIP() []byte {
 }
 
 var file_kvrpcpb_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_kvrpcpb_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_kvrpcpb_proto_goTypes = []any{
 	(Op)(0),                             // 0: kvrpcpb.Op
 	(TxnAction)(0),                      // 1: kvrpcpb.TxnAction
@@ -3207,15 +3340,17 @@ var file_kvrpcpb_proto_goTypes = []any{
 	(*CheckSecondaryLocksResponse)(nil), // 36: kvrpcpb.CheckSecondaryLocksResponse
 	(*GCRequest)(nil),                   // 37: kvrpcpb.GCRequest
 	(*GCResponse)(nil),                  // 38: kvrpcpb.GCResponse
-	(*ScanLockRequest)(nil),             // 39: kvrpcpb.ScanLockRequest
-	(*ScanLockResponse)(nil),            // 40: kvrpcpb.ScanLockResponse
-	(*metapb.RegionEpoch)(nil),          // 41: metapb.RegionEpoch
-	(*metapb.Peer)(nil),                 // 42: metapb.Peer
-	(*errorpb.RegionError)(nil),         // 43: errorpb.RegionError
+	(*DeleteRangeRequest)(nil),          // 39: kvrpcpb.DeleteRangeRequest
+	(*DeleteRangeResponse)(nil),         // 40: kvrpcpb.DeleteRangeResponse
+	(*ScanLockRequest)(nil),             // 41: kvrpcpb.ScanLockRequest
+	(*ScanLockResponse)(nil),            // 42: kvrpcpb.ScanLockResponse
+	(*metapb.RegionEpoch)(nil),          // 43: metapb.RegionEpoch
+	(*metapb.Peer)(nil),                 // 44: metapb.Peer
+	(*errorpb.RegionError)(nil),         // 45: errorpb.RegionError
 }
 var file_kvrpcpb_proto_depIdxs = []int32{
-	41, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
-	42, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
+	43, // 0: kvrpcpb.Context.region_epoch:type_name -> metapb.RegionEpoch
+	44, // 1: kvrpcpb.Context.peer:type_name -> metapb.Peer
 	0,  // 2: kvrpcpb.Mutation.op:type_name -> kvrpcpb.Op
 	0,  // 3: kvrpcpb.LockInfo.type:type_name -> kvrpcpb.Op
 	5,  // 4: kvrpcpb.KeyError.locked:type_name -> kvrpcpb.LockInfo
@@ -3227,63 +3362,66 @@ var file_kvrpcpb_proto_depIdxs = []int32{
 	7,  // 10: kvrpcpb.KeyError.deadlock:type_name -> kvrpcpb.Deadlock
 	5,  // 11: kvrpcpb.KeyError.lock_wait_timeout:type_name -> kvrpcpb.LockInfo
 	2,  // 12: kvrpcpb.GetRequest.context:type_name -> kvrpcpb.Context
-	43, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
+	45, // 13: kvrpcpb.GetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 14: kvrpcpb.GetResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 15: kvrpcpb.BatchGetRequest.context:type_name -> kvrpcpb.Context
-	43, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
+	45, // 16: kvrpcpb.BatchGetResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 17: kvrpcpb.BatchGetResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 18: kvrpcpb.BatchGetResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 19: kvrpcpb.ScanRequest.context:type_name -> kvrpcpb.Context
-	43, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
+	45, // 20: kvrpcpb.ScanResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 21: kvrpcpb.ScanResponse.error:type_name -> kvrpcpb.KeyError
 	3,  // 22: kvrpcpb.ScanResponse.pairs:type_name -> kvrpcpb.KvPair
 	2,  // 23: kvrpcpb.PrewriteRequest.context:type_name -> kvrpcpb.Context
 	4,  // 24: kvrpcpb.PrewriteRequest.mutations:type_name -> kvrpcpb.Mutation
-	43, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
+	45, // 25: kvrpcpb.PrewriteResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 26: kvrpcpb.PrewriteResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 27: kvrpcpb.CommitRequest.context:type_name -> kvrpcpb.Context
-	43, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
+	45, // 28: kvrpcpb.CommitResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 29: kvrpcpb.CommitResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 30: kvrpcpb.CleanupRequest.context:type_name -> kvrpcpb.Context
-	43, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
+	45, // 31: kvrpcpb.CleanupResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 32: kvrpcpb.CleanupResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 33: kvrpcpb.BatchRollbackRequest.context:type_name -> kvrpcpb.Context
-	43, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
+	45, // 34: kvrpcpb.BatchRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 35: kvrpcpb.BatchRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 36: kvrpcpb.CheckTxnStatusRequest.context:type_name -> kvrpcpb.Context
-	43, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
+	45, // 37: kvrpcpb.CheckTxnStatusResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 38: kvrpcpb.CheckTxnStatusResponse.error:type_name -> kvrpcpb.KeyError
 	1,  // 39: kvrpcpb.CheckTxnStatusResponse.action:type_name -> kvrpcpb.TxnAction
 	5,  // 40: kvrpcpb.CheckTxnStatusResponse.lock_info:type_name -> kvrpcpb.LockInfo
 	2,  // 41: kvrpcpb.ResolveLockRequest.context:type_name -> kvrpcpb.Context
-	43, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
+	45, // 42: kvrpcpb.ResolveLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 43: kvrpcpb.ResolveLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 44: kvrpcpb.PessimisticLockRequest.context:type_name -> kvrpcpb.Context
 	28, // 45: kvrpcpb.PessimisticLockRequest.keys:type_name -> kvrpcpb.PessimisticLockKey
-	43, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
+	45, // 46: kvrpcpb.PessimisticLockResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 47: kvrpcpb.PessimisticLockResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 48: kvrpcpb.PessimisticRollbackRequest.context:type_name -> kvrpcpb.Context
-	43, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
+	45, // 49: kvrpcpb.PessimisticRollbackResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 50: kvrpcpb.PessimisticRollbackResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 51: kvrpcpb.TxnHeartBeatRequest.context:type_name -> kvrpcpb.Context
-	43, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
+	45, // 52: kvrpcpb.TxnHeartBeatResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 53: kvrpcpb.TxnHeartBeatResponse.error:type_name -> kvrpcpb.KeyError
 	2,  // 54: kvrpcpb.CheckSecondaryLocksRequest.context:type_name -> kvrpcpb.Context
-	43, // 55: kvrpcpb.CheckSecondaryLocksResponse.region_error:type_name -> errorpb.RegionError
+	45, // 55: kvrpcpb.CheckSecondaryLocksResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 56: kvrpcpb.CheckSecondaryLocksResponse.error:type_name -> kvrpcpb.KeyError
 	5,  // 57: kvrpcpb.CheckSecondaryLocksResponse.locks:type_name -> kvrpcpb.LockInfo
 	2,  // 58: kvrpcpb.GCRequest.context:type_name -> kvrpcpb.Context
-	43, // 59: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
+	45, // 59: kvrpcpb.GCResponse.region_error:type_name -> errorpb.RegionError
 	9,  // 60: kvrpcpb.GCResponse.error:type_name -> kvrpcpb.KeyError
-	2,  // 61: kvrpcpb.ScanLockRequest.context:type_name -> kvrpcpb.Context
-	43, // 62: kvrpcpb.ScanLockResponse.region_error:type_name -> errorpb.RegionError
-	9,  // 63: kvrpcpb.ScanLockResponse.error:type_name -> kvrpcpb.KeyError
-	5,  // 64: kvrpcpb.ScanLockResponse.locks:type_name -> kvrpcpb.LockInfo
-	65, // [65:65] is the sub-list for method output_type
-	65, // [65:65] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	2,  // 61: kvrpcpb.DeleteRangeRequest.context:type_name -> kvrpcpb.Context
+	45, // 62: kvrpcpb.DeleteRangeResponse.region_error:type_name -> errorpb.RegionError
+	9,  // 63: kvrpcpb.DeleteRangeResponse.error:type_name -> kvrpcpb.KeyError
+	2,  // 64: kvrpcpb.ScanLockRequest.context:type_name -> kvrpcpb.Context
+	45, // 65: kvrpcpb.ScanLockResponse.region_error:type_name -> errorpb.RegionError
+	9,  // 66: kvrpcpb.ScanLockResponse.error:type_name -> kvrpcpb.KeyError
+	5,  // 67: kvrpcpb.ScanLockResponse.locks:type_name -> kvrpcpb.LockInfo
+	68, // [68:68] is the sub-list for method output_type
+	68, // [68:68] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_kvrpcpb_proto_init() }
@@ -3297,7 +3435,7 @@ func file_kvrpcpb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvrpcpb_proto_rawDesc), len(file_kvrpcpb_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -795,8 +795,7 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\vstatus_code\x18  \x01(\rR\n" +
 	"statusCode\x12%\n" +
 	"\x0estatus_message\x18! \x01(\tR\rstatusMessageB\x05\n" +
-	"\x03cmd2\xb7\n" +
-	"\n" +
+	"\x03cmd2\x85\v\n" +
 	"\x04Tikv\x124\n" +
 	"\x05KvGet\x12\x13.kvrpcpb.GetRequest\x1a\x14.kvrpcpb.GetResponse\"\x00\x12C\n" +
 	"\n" +
@@ -815,7 +814,8 @@ const file_tikvpb_proto_rawDesc = "" +
 	"\x15KvCheckSecondaryLocks\x12#.kvrpcpb.CheckSecondaryLocksRequest\x1a$.kvrpcpb.CheckSecondaryLocksResponse\"\x00\x121\n" +
 	"\x04KvGC\x12\x12.kvrpcpb.GCRequest\x1a\x13.kvrpcpb.GCResponse\"\x00\x12C\n" +
 	"\n" +
-	"KvScanLock\x12\x18.kvrpcpb.ScanLockRequest\x1a\x19.kvrpcpb.ScanLockResponse\"\x00\x12R\n" +
+	"KvScanLock\x12\x18.kvrpcpb.ScanLockRequest\x1a\x19.kvrpcpb.ScanLockResponse\"\x00\x12L\n" +
+	"\rKvDeleteRange\x12\x1b.kvrpcpb.DeleteRangeRequest\x1a\x1c.kvrpcpb.DeleteRangeResponse\"\x00\x12R\n" +
 	"\rBatchCommands\x12\x1c.tikvpb.BatchCommandsRequest\x1a\x1d.tikvpb.BatchCommandsResponse\"\x00(\x010\x01\x12>\n" +
 	"\x04Raft\x12\x1e.raftserverpb.RaftMessageBatch\x1a\x12.raftserverpb.Done\"\x00(\x01\x129\n" +
 	"\bSnapshot\x12\x15.tikvpb.SnapshotChunk\x1a\x12.raftserverpb.Done\"\x00(\x01B'Z%github.com/shoaldb/shoal/proto/tikvpbb\x06proto3"
@@ -868,10 +868,12 @@ var file_tikvpb_proto_goTypes = []any{
 	(*kvrpcpb.CleanupResponse)(nil),             // 31: kvrpcpb.CleanupResponse
 	(*kvrpcpb.GCRequest)(nil),                   // 32: kvrpcpb.GCRequest
 	(*kvrpcpb.ScanLockRequest)(nil),             // 33: kvrpcpb.ScanLockRequest
-	(*raftserverpb.RaftMessageBatch)(nil),       // 34: raftserverpb.RaftMessageBatch
-	(*kvrpcpb.GCResponse)(nil),                  // 35: kvrpcpb.GCResponse
-	(*kvrpcpb.ScanLockResponse)(nil),            // 36: kvrpcpb.ScanLockResponse
-	(*raftserverpb.Done)(nil),                   // 37: raftserverpb.Done
+	(*kvrpcpb.DeleteRangeRequest)(nil),          // 34: kvrpcpb.DeleteRangeRequest
+	(*raftserverpb.RaftMessageBatch)(nil),       // 35: raftserverpb.RaftMessageBatch
+	(*kvrpcpb.GCResponse)(nil),                  // 36: kvrpcpb.GCResponse
+	(*kvrpcpb.ScanLockResponse)(nil),            // 37: kvrpcpb.ScanLockResponse
+	(*kvrpcpb.DeleteRangeResponse)(nil),         // 38: kvrpcpb.DeleteRangeResponse
+	(*raftserverpb.Done)(nil),                   // 39: raftserverpb.Done
 }
 var file_tikvpb_proto_depIdxs = []int32{
 	5,  // 0: tikvpb.SnapshotChunk.message:type_name -> raftserverpb.RaftMessage
@@ -918,29 +920,31 @@ var file_tikvpb_proto_depIdxs = []int32{
 	17, // 41: tikvpb.Tikv.KvCheckSecondaryLocks:input_type -> kvrpcpb.CheckSecondaryLocksRequest
 	32, // 42: tikvpb.Tikv.KvGC:input_type -> kvrpcpb.GCRequest
 	33, // 43: tikvpb.Tikv.KvScanLock:input_type -> kvrpcpb.ScanLockRequest
-	1,  // 44: tikvpb.Tikv.BatchCommands:input_type -> tikvpb.BatchCommandsRequest
-	34, // 45: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
-	0,  // 46: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
-	19, // 47: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
-	20, // 48: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
-	21, // 49: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
-	22, // 50: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
-	23, // 51: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
-	31, // 52: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
-	26, // 53: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
-	27, // 54: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
-	28, // 55: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
-	24, // 56: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
-	25, // 57: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
-	29, // 58: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
-	30, // 59: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
-	35, // 60: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
-	36, // 61: tikvpb.Tikv.KvScanLock:output_type -> kvrpcpb.ScanLockResponse
-	2,  // 62: tikvpb.Tikv.BatchCommands:output_type -> tikvpb.BatchCommandsResponse
-	37, // 63: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
-	37, // 64: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
-	47, // [47:65] is the sub-list for method output_type
-	29, // [29:47] is the sub-list for method input_type
+	34, // 44: tikvpb.Tikv.KvDeleteRange:input_type -> kvrpcpb.DeleteRangeRequest
+	1,  // 45: tikvpb.Tikv.BatchCommands:input_type -> tikvpb.BatchCommandsRequest
+	35, // 46: tikvpb.Tikv.Raft:input_type -> raftserverpb.RaftMessageBatch
+	0,  // 47: tikvpb.Tikv.Snapshot:input_type -> tikvpb.SnapshotChunk
+	19, // 48: tikvpb.Tikv.KvGet:output_type -> kvrpcpb.GetResponse
+	20, // 49: tikvpb.Tikv.KvBatchGet:output_type -> kvrpcpb.BatchGetResponse
+	21, // 50: tikvpb.Tikv.KvScan:output_type -> kvrpcpb.ScanResponse
+	22, // 51: tikvpb.Tikv.KvPrewrite:output_type -> kvrpcpb.PrewriteResponse
+	23, // 52: tikvpb.Tikv.KvCommit:output_type -> kvrpcpb.CommitResponse
+	31, // 53: tikvpb.Tikv.KvCleanup:output_type -> kvrpcpb.CleanupResponse
+	26, // 54: tikvpb.Tikv.KvBatchRollback:output_type -> kvrpcpb.BatchRollbackResponse
+	27, // 55: tikvpb.Tikv.KvCheckTxnStatus:output_type -> kvrpcpb.CheckTxnStatusResponse
+	28, // 56: tikvpb.Tikv.KvResolveLock:output_type -> kvrpcpb.ResolveLockResponse
+	24, // 57: tikvpb.Tikv.KvPessimisticLock:output_type -> kvrpcpb.PessimisticLockResponse
+	25, // 58: tikvpb.Tikv.KvPessimisticRollback:output_type -> kvrpcpb.PessimisticRollbackResponse
+	29, // 59: tikvpb.Tikv.KvTxnHeartBeat:output_type -> kvrpcpb.TxnHeartBeatResponse
+	30, // 60: tikvpb.Tikv.KvCheckSecondaryLocks:output_type -> kvrpcpb.CheckSecondaryLocksResponse
+	36, // 61: tikvpb.Tikv.KvGC:output_type -> kvrpcpb.GCResponse
+	37, // 62: tikvpb.Tikv.KvScanLock:output_type -> kvrpcpb.ScanLockResponse
+	38, // 63: tikvpb.Tikv.KvDeleteRange:output_type -> kvrpcpb.DeleteRangeResponse
+	2,  // 64: tikvpb.Tikv.BatchCommands:output_type -> tikvpb.BatchCommandsResponse
+	39, // 65: tikvpb.Tikv.Raft:output_type -> raftserverpb.Done
+	39, // 66: tikvpb.Tikv.Snapshot:output_type -> raftserverpb.Done
+	48, // [48:67] is the sub-list for method output_type
+	29, // [29:48] is the sub-list for method input_type
 	29, // [29:29] is the sub-list for extension type_name
 	29, // [29:29] is the sub-list for extension extendee
 	0,  // [0:29] is the sub-list for field type_name

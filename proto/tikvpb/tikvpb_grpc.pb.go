@@ -39,6 +39,7 @@ const (
 	Tikv_KvCheckSecondaryLocks_FullMethodName = "/tikvpb.Tikv/KvCheckSecondaryLocks"
 	Tikv_KvGC_FullMethodName                  = "/tikvpb.Tikv/KvGC"
 	Tikv_KvScanLock_FullMethodName            = "/tikvpb.Tikv/KvScanLock"
+	Tikv_KvDeleteRange_FullMethodName         = "/tikvpb.Tikv/KvDeleteRange"
 	Tikv_BatchCommands_FullMethodName         = "/tikvpb.Tikv/BatchCommands"
 	Tikv_Raft_FullMethodName                  = "/tikvpb.Tikv/Raft"
 	Tikv_Snapshot_FullMethodName              = "/tikvpb.Tikv/Snapshot"
@@ -63,6 +64,7 @@ type TikvClient interface {
 	KvCheckSecondaryLocks(ctx context.Context, in *kvrpcpb.CheckSecondaryLocksRequest, opts ...grpc.CallOption) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(ctx context.Context, in *kvrpcpb.GCRequest, opts ...grpc.CallOption) (*kvrpcpb.GCResponse, error)
 	KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest, opts ...grpc.CallOption) (*kvrpcpb.ScanLockResponse, error)
+	KvDeleteRange(ctx context.Context, in *kvrpcpb.DeleteRangeRequest, opts ...grpc.CallOption) (*kvrpcpb.DeleteRangeResponse, error)
 	// BatchCommands carries the kv commands of one client connection over
 	// one long-lived stream: each message batches requests (each with an id
 	// unique on the stream); the store runs them concurrently and answers
@@ -235,6 +237,16 @@ func (c *tikvClient) KvScanLock(ctx context.Context, in *kvrpcpb.ScanLockRequest
 	return out, nil
 }
 
+func (c *tikvClient) KvDeleteRange(ctx context.Context, in *kvrpcpb.DeleteRangeRequest, opts ...grpc.CallOption) (*kvrpcpb.DeleteRangeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(kvrpcpb.DeleteRangeResponse)
+	err := c.cc.Invoke(ctx, Tikv_KvDeleteRange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tikvClient) BatchCommands(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[BatchCommandsRequest, BatchCommandsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Tikv_ServiceDesc.Streams[0], Tikv_BatchCommands_FullMethodName, cOpts...)
@@ -293,6 +305,7 @@ type TikvServer interface {
 	KvCheckSecondaryLocks(context.Context, *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error)
 	KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error)
 	KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error)
+	KvDeleteRange(context.Context, *kvrpcpb.DeleteRangeRequest) (*kvrpcpb.DeleteRangeResponse, error)
 	// BatchCommands carries the kv commands of one client connection over
 	// one long-lived stream: each message batches requests (each with an id
 	// unique on the stream); the store runs them concurrently and answers
@@ -359,6 +372,9 @@ func (UnimplementedTikvServer) KvGC(context.Context, *kvrpcpb.GCRequest) (*kvrpc
 }
 func (UnimplementedTikvServer) KvScanLock(context.Context, *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method KvScanLock not implemented")
+}
+func (UnimplementedTikvServer) KvDeleteRange(context.Context, *kvrpcpb.DeleteRangeRequest) (*kvrpcpb.DeleteRangeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method KvDeleteRange not implemented")
 }
 func (UnimplementedTikvServer) BatchCommands(grpc.BidiStreamingServer[BatchCommandsRequest, BatchCommandsResponse]) error {
 	return status.Error(codes.Unimplemented, "method BatchCommands not implemented")
@@ -660,6 +676,24 @@ func _Tikv_KvScanLock_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tikv_KvDeleteRange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(kvrpcpb.DeleteRangeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TikvServer).KvDeleteRange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tikv_KvDeleteRange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TikvServer).KvDeleteRange(ctx, req.(*kvrpcpb.DeleteRangeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Tikv_BatchCommands_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(TikvServer).BatchCommands(&grpc.GenericServerStream[BatchCommandsRequest, BatchCommandsResponse]{ServerStream: stream})
 }
@@ -747,6 +781,10 @@ var Tikv_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "KvScanLock",
 			Handler:    _Tikv_KvScanLock_Handler,
+		},
+		{
+			MethodName: "KvDeleteRange",
+			Handler:    _Tikv_KvDeleteRange_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

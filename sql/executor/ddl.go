@@ -11,6 +11,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
@@ -102,8 +103,8 @@ func (d *DDL) dropDatabase(ctx context.Context, x *ast.DropDatabaseStmt) error {
 			}
 			return errno.NewStd(mysql.ErrDBDropExists, x.Name.O)
 		}
-		for _, t := range m.Schema().Tables(db.Name) {
-			if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+		for i, t := range m.Schema().Tables(db.Name) {
+			if err := queueTableData(m.Txn(), i, t); err != nil {
 				return err
 			}
 			d.Catalog.ResetAutoID(t.ID)
@@ -112,32 +113,13 @@ func (d *DDL) dropDatabase(ctx context.Context, x *ast.DropDatabaseStmt) error {
 	})
 }
 
-// deleteTableData deletes every row and index entry of t.
-func deleteTableData(ctx context.Context, txn kv.Txn, t *catalog.TableInfo) error {
-	return deletePrefix(ctx, txn, kv.Key(tablecodec.TablePrefix(t.ID)))
-}
-
-// deletePrefix deletes every key with the prefix, in the transaction.
-func deletePrefix(ctx context.Context, txn kv.Txn, prefix kv.Key) error {
-	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
-	if err != nil {
-		return err
-	}
-	var keys []kv.Key
-	for it.Valid() {
-		keys = append(keys, append(kv.Key(nil), it.Key()...))
-		if err := it.Next(); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	it.Close()
-	for _, k := range keys {
-		if err := txn.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+// queueTableData queues every row and index entry of a dropped table t for
+// GC to destroy (kv/delrange): the DROP stays one small transaction
+// however big the table, and snapshots older than it keep reading the
+// table until the GC safe point passes it.
+func queueTableData(txn kv.Txn, seq int, t *catalog.TableInfo) error {
+	prefix := kv.Key(tablecodec.TablePrefix(t.ID))
+	return delrange.Add(txn, seq, prefix, prefix.PrefixNext())
 }
 
 func columnFieldType(col *ast.ColumnDef) types.FieldType {
@@ -457,7 +439,7 @@ func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
 				}
 				return errno.NewStd(mysql.ErrBadTable, db.Name+"."+t.Name)
 			}
-			if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+			if err := queueTableData(m.Txn(), 0, t); err != nil {
 				return err
 			}
 			d.Catalog.ResetAutoID(t.ID)
@@ -483,7 +465,7 @@ func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
 		if err != nil {
 			return err
 		}
-		if err := deleteTableData(ctx, m.Txn(), t); err != nil {
+		if err := queueTableData(m.Txn(), 0, t); err != nil {
 			return err
 		}
 		nt := t.Clone()
@@ -583,7 +565,10 @@ func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifE
 			}
 			return errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
 		}
-		if err := deletePrefix(ctx, m.Txn(), kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))); err != nil {
+		// Index ids are not reused (MaxIndexID only grows): GC destroys
+		// the entries once no snapshot can read them through the index.
+		prefix := kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))
+		if err := delrange.Add(m.Txn(), 0, prefix, prefix.PrefixNext()); err != nil {
 			return err
 		}
 		nt := t.Clone()

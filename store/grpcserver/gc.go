@@ -20,6 +20,9 @@ type GCHandler interface {
 	// GC raises the store's safe point to safePoint and removes the
 	// versions below it for the keys in [start, end).
 	GC(ctx context.Context, safePoint uint64, start, end []byte) (mvcc.GCStats, error)
+	// DestroyRange removes every record of the keys in [start, end) and
+	// returns how many it removed.
+	DestroyRange(ctx context.Context, start, end []byte) (int, error)
 }
 
 // MVCCGC is the GCHandler of a store whose MVCC data is one mvcc.Store.
@@ -71,6 +74,45 @@ func (g MVCCGC) GC(ctx context.Context, safePoint uint64, start, end []byte) (mv
 			}
 		}
 	}
+}
+
+// DestroyRange destroys the range in paced batches (BatchKeys user keys
+// each), as GC does.
+func (g MVCCGC) DestroyRange(ctx context.Context, start, end []byte) (int, error) {
+	total := 0
+	for {
+		t0 := time.Now()
+		next, n, err := g.Store.DestroyRangeBatch(ctx, start, end, g.BatchKeys)
+		total += n
+		if err != nil || next == nil {
+			return total, err
+		}
+		start = next
+		if !g.NoPacing {
+			select {
+			case <-ctx.Done():
+				return total, ctx.Err()
+			case <-time.After(max(time.Since(t0), time.Millisecond)):
+			}
+		}
+	}
+}
+
+// KvDeleteRange destroys [start_key, end_key) inside the region (a dropped
+// table's keys). A write, like KvGC.
+func (s *Server) KvDeleteRange(ctx context.Context, req *kvrpcpb.DeleteRangeRequest) (*kvrpcpb.DeleteRangeResponse, error) {
+	if s.gc == nil {
+		return nil, errGCNotServed
+	}
+	ctx, re := s.check(ctx, &Request{Method: "KvDeleteRange", Context: req.GetContext(), Scan: true,
+		StartKey: req.GetStartKey(), EndKey: req.GetEndKey(), Write: true})
+	if re != nil {
+		return &kvrpcpb.DeleteRangeResponse{RegionError: re}, nil
+	}
+	n, err := s.gc.DestroyRange(ctx, req.GetStartKey(), nilIfEmpty(req.GetEndKey()))
+	resp := &kvrpcpb.DeleteRangeResponse{RecordsDeleted: uint64(n)}
+	resp.Error, resp.RegionError, err = outcome(err)
+	return resp, err
 }
 
 // KvScanLock lists a region's locks below max_version (a GC round
