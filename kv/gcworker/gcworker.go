@@ -118,6 +118,9 @@ type Config struct {
 	// long it holds without renewal (10m).
 	ClaimInterval time.Duration
 	ClaimTTL      time.Duration
+	// LeaseMin is the shortest lease the round runner takes (30s; it
+	// takes three ticks when that is longer).
+	LeaseMin time.Duration
 	// LockBatch bounds the locks scanned per call (1024).
 	LockBatch int
 	Logger    *slog.Logger
@@ -138,6 +141,9 @@ func (c *Config) fill() {
 	}
 	if c.LockBatch <= 0 {
 		c.LockBatch = 1024
+	}
+	if c.LeaseMin <= 0 {
+		c.LeaseMin = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -330,7 +336,9 @@ func (w *Worker) acquireLease(ctx context.Context) (bool, error) {
 	if cur.Owner != "" && cur.Owner != w.cfg.ServiceID && cur.ExpiresMS > nowMS {
 		return false, nil
 	}
-	next := lease{Owner: w.cfg.ServiceID, ExpiresMS: nowMS + 3*w.tickInterval().Milliseconds()}
+	// Three ticks, and not under half a minute: a round longer than the
+	// lease lets another node start one too (harmless, but wasted work).
+	next := lease{Owner: w.cfg.ServiceID, ExpiresMS: nowMS + max(3*w.tickInterval(), w.cfg.LeaseMin).Milliseconds()}
 	b, _ := json.Marshal(next)
 	if err := txn.Set(LeaseKey, b); err != nil {
 		return false, err
@@ -384,11 +392,18 @@ func (w *Worker) round(ctx context.Context, force bool, r *Round) error {
 	if err := w.collect(ctx, force, now, r); err != nil {
 		return err
 	}
-	sp := r.SafePoint
-	if sp == 0 {
-		if sp, err = w.pd.GetGCSafePoint(ctx); err != nil {
-			return err
-		}
+	// The queue is read at a fresh timestamp: the safe point may have moved
+	// past this round's start meanwhile (another node's round, once this
+	// one outlived its lease).
+	if now, err = w.pd.GetTS(ctx); err != nil {
+		return err
+	}
+	sp, err := w.pd.GetGCSafePoint(ctx)
+	if err != nil {
+		return err
+	}
+	if r.SafePoint != 0 {
+		sp = min(sp, r.SafePoint)
 	}
 	r.DeleteRanges, err = delrange.Process(ctx, w.txns, now, sp, func(ctx context.Context, start, end []byte) error {
 		n, err := w.regions.DeleteRange(ctx, start, end)

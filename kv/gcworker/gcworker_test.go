@@ -192,6 +192,7 @@ func TestLease(t *testing.T) {
 	defer cancel()
 	a, b := e.nodes[0].w, e.nodes[1].w
 	a.cfg.TickInterval, b.cfg.TickInterval = 100*time.Millisecond, 100*time.Millisecond
+	a.cfg.LeaseMin, b.cfg.LeaseMin = time.Millisecond, time.Millisecond
 	if ok, err := a.acquireLease(ctx); err != nil || !ok {
 		t.Fatalf("a takes the free lease: %v %v", ok, err)
 	}
