@@ -352,7 +352,7 @@ func (l *longSnapshot) checkAndEnd(t *testing.T) {
 
 // waitGCRoundAfter waits until a SQL node reports a GC round that removed
 // versions at a safe point later than since (so past the long snapshot,
-// once it ended), bounded by two minutes.
+// once it ended) and ended without an error, bounded by two minutes.
 func waitGCRoundAfter(t *testing.T, pg *testserver.Playground, since time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -370,7 +370,7 @@ func waitGCRoundAfter(t *testing.T, pg *testserver.Playground, since time.Time) 
 			last = append(last, fmt.Sprintf("%s: %v", n.MySQL, gc))
 			sp, _ := round["safe_point"].(float64)
 			deleted, _ := round["writes_deleted"].(float64)
-			if deleted > 0 && time.UnixMilli(int64(sp)>>18).After(since) {
+			if deleted > 0 && time.UnixMilli(int64(sp)>>18).After(since) && round["error"] == nil {
 				t.Logf("GC round on %s: %v", n.MySQL, round)
 				return
 			}
