@@ -129,16 +129,20 @@ func staleSchemaErr(err error) bool {
 	return false
 }
 
-// refreshedAfter reports whether a statement that failed with err should
-// run again: several nodes share the store, the error names an unknown
-// object, and reloading the schema found a newer version. Such errors come
-// from name resolution, before the statement changed anything.
-func (s *Session) refreshedAfter(ctx context.Context, err error) bool {
+// refreshedAfter reports whether a statement that failed with err, having
+// started under schema version before, should run again: several nodes
+// share the store, the error names an unknown object, and the schema this
+// node has after a reload is newer than before (the background refresh
+// may have loaded it meanwhile). Such errors come from name resolution,
+// before the statement changed anything.
+func (s *Session) refreshedAfter(ctx context.Context, err error, before int64) bool {
 	if !s.b.syncing || !staleSchemaErr(err) {
 		return false
 	}
-	changed, rerr := s.b.catalog.Refresh(ctx)
-	return rerr == nil && changed
+	if _, rerr := s.b.catalog.Refresh(ctx); rerr != nil {
+		return false
+	}
+	return s.b.catalog.InfoSchema().Version() > before
 }
 
 // SchemaVersion is the version of the schema this node currently serves.

@@ -24,6 +24,11 @@ const maxAutocommitRetries = 64
 // pessimistic transaction.
 const maxStatementRetries = 256
 
+// maxSchemaChangeRetries bounds the replans of an autocommit statement
+// whose table kept changing definition before it could commit (each
+// online schema change moves a table through a few versions).
+const maxSchemaChangeRetries = 16
+
 // executeStmt runs one parsed statement. plan, when non-nil, is a cached
 // plan for it; params are prepared-statement parameters.
 func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
@@ -34,22 +39,28 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	s.evalCtx.Params = params
 	switch x := node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
-		if plan == nil {
-			var err error
-			if plan, err = planner.Build(s.planContext(), node); err != nil {
-				return nil, err
+		for attempt := 0; ; attempt++ {
+			if plan == nil {
+				var err error
+				if plan, err = planner.Build(s.planContext(), node); err != nil {
+					return nil, err
+				}
 			}
+			switch plan.Root.(type) {
+			case *planner.Insert, *planner.Update, *planner.Delete:
+			default:
+				return s.runQuery(ctx, plan)
+			}
+			autocommit := s.txn == nil && s.autocommit()
+			err := s.runDML(ctx, plan)
+			// An autocommit statement planned before a schema change of
+			// its table committed nothing: plan it again and rerun it.
+			if autocommit && errors.Is(err, catalog.ErrSchemaChanged) && attempt < maxSchemaChangeRetries {
+				plan = nil
+				continue
+			}
+			return nil, err
 		}
-		if _, ok := plan.Root.(*planner.Insert); ok {
-			return nil, s.runDML(ctx, plan)
-		}
-		if _, ok := plan.Root.(*planner.Update); ok {
-			return nil, s.runDML(ctx, plan)
-		}
-		if _, ok := plan.Root.(*planner.Delete); ok {
-			return nil, s.runDML(ctx, plan)
-		}
-		return s.runQuery(ctx, plan)
 	case ast.DDLNode:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
@@ -116,8 +127,23 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 
 func (s *Session) planContext() *planner.Context {
 	mode, _ := s.getSysVar("sql_mode", false)
-	return &planner.Context{Schema: s.b.catalog.InfoSchema(), CurrentDB: s.db,
-		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY")}
+	is := s.b.catalog.InfoSchema()
+	return &planner.Context{Schema: is, CurrentDB: s.db,
+		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY"), ReadTS: s.snapshotTS(is)}
+}
+
+// snapshotTS is the start timestamp of the open transaction when an index
+// of is became complete after it (so plans must not read through it at
+// that snapshot), else 0: every index is complete at any snapshot the
+// next statement reads.
+func (s *Session) snapshotTS(is *catalog.InfoSchema) uint64 {
+	if s.txn == nil {
+		return 0
+	}
+	if ts := s.txn.StartTS(); ts < is.NewestCompleteTS() {
+		return ts
+	}
+	return 0
 }
 
 func (s *Session) collectWarnings() {

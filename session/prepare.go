@@ -45,8 +45,9 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 	id := s.nextStmtID
 	ps := &preparedStmt{id: id, node: stmts[0], numParams: planner.CountParams(stmts[0])}
 	if planned(ps.node) {
+		before := s.b.catalog.InfoSchema().Version()
 		plan, err := s.replan(ps)
-		if err != nil && s.refreshedAfter(ctx, err) {
+		if err != nil && s.refreshedAfter(ctx, err, before) {
 			plan, err = s.replan(ps)
 		}
 		if err != nil {
@@ -73,6 +74,9 @@ func (s *Session) replan(ps *preparedStmt) (*planner.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pc.ReadTS != 0 {
+		return plan, nil // fit for this transaction's snapshot only
+	}
 	ps.plan, ps.version, ps.db = plan, is.Version(), s.db
 	s.plans.add(ps, s.planCacheSize())
 	return plan, nil
@@ -94,7 +98,8 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 	}
 	var plan *planner.Statement
 	if planned(ps.node) {
-		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) {
+		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) ||
+			s.snapshotTS(s.b.catalog.InfoSchema()) != 0 {
 			var err error
 			if plan, err = s.replan(ps); err != nil {
 				return nil, err

@@ -99,6 +99,11 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 		}
 		b.syncing = true
 		cat.EnableSync()
+		// Online schema changes wait for every registered node; a node
+		// commits only once it holds a schema lease.
+		if err := cat.Register(ctx); err != nil {
+			return nil, err
+		}
 		sctx, cancel := context.WithCancel(context.Background())
 		b.stopSync, b.syncDone = cancel, make(chan struct{})
 		go func() {
@@ -322,7 +327,7 @@ func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error)
 		return nil, errno.NewStd(mysql.ErrNoSuchTable, s.db, table)
 	}
 	fields := make([]*Field, 0, len(t.Columns))
-	for _, c := range t.Columns {
+	for _, c := range t.PublicColumns() {
 		fields = append(fields, &Field{DBName: s.db, Table: t.Name, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Type: c.Type})
 	}
 	return fields, nil
@@ -348,8 +353,9 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) 
 	s.outcomes = s.outcomes[:0]
 	results := make([]ResultSet, 0, len(stmts))
 	for i, st := range stmts {
+		before := s.b.catalog.InfoSchema().Version()
 		rs, err := s.executeStmt(ctx, st, nil, nil)
-		if _, ddl := st.(ast.DDLNode); err != nil && !ddl && s.refreshedAfter(ctx, err) {
+		if _, ddl := st.(ast.DDLNode); err != nil && !ddl && s.refreshedAfter(ctx, err, before) {
 			rs, err = s.executeStmt(ctx, st, nil, nil)
 		}
 		if err != nil {

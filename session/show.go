@@ -114,7 +114,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range t.Columns {
+		for _, c := range t.PublicColumns() {
 			if !like(c.Name) {
 				continue
 			}
@@ -127,7 +127,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 				def = s2d(*c.Default)
 			}
 			key := ""
-			for _, idx := range t.Indices {
+			for _, idx := range t.PublicIndices() {
 				if idx.Columns[0].Offset == c.Offset {
 					switch {
 					case idx.Primary:
@@ -163,7 +163,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return nil, err
 		}
-		for _, idx := range t.Indices {
+		for _, idx := range t.PublicIndices() {
 			nonUnique := int64(1)
 			if idx.Unique || idx.Primary {
 				nonUnique = 0
@@ -277,7 +277,7 @@ func showCreateTable(t *catalog.TableInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
 	var lines []string
-	for _, c := range t.Columns {
+	for _, c := range t.PublicColumns() {
 		ft := &c.Type
 		l := fmt.Sprintf("  `%s` %s", c.Name, showColumnType(ft))
 		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
@@ -306,7 +306,7 @@ func showCreateTable(t *catalog.TableInfo) string {
 		}
 		lines = append(lines, l)
 	}
-	for _, idx := range t.Indices {
+	for _, idx := range t.PublicIndices() {
 		cols := make([]string, len(idx.Columns))
 		for i, ic := range idx.Columns {
 			cols[i] = "`" + ic.Name + "`"

@@ -6,13 +6,28 @@
 //   - An InfoSchema is never mutated after it is published; DDL builds a new
 //     one and swaps it in atomically, bumping the schema version, so a plan
 //     cached under (statement, schema version) stays valid for its version.
-//   - DDL runs one at a time (one mutex per Catalog) in its own transaction,
-//     which writes the changed records and the new schema version together.
+//   - Every DDL transaction writes the changed records and the new schema
+//     version together; concurrent DDLs conflict on the version key.
 //   - Column and index IDs are never reused within a table, so row values
 //     written under an old schema decode correctly under a new one.
+//   - Online schema changes (job.go) keep F1's two-version invariant: at
+//     any moment the DML commits of all SQL nodes run under at most two
+//     adjacent schema versions of a table, whose states are compatible.
+//     A job changes one state per version and, before the next, waits
+//     until every SQL node with a live schema-version record (nodes.go)
+//     records the new version. A node records a version only after
+//     publishing it, and publishing drains the commits checked against the
+//     older schema (ddlMu); a commit whose table changed since it was
+//     planned fails (CommitGuard, 8028). A node whose record lapsed is no
+//     longer waited for, so it stops committing before that (8027).
+//   - One job per table at a time, recorded in the table (TableInfo.Job):
+//     other DDLs on the table wait for it or settle it if its node is gone.
+//   - Readers see only public columns and indexes; writers maintain the
+//     others as their state says (see SchemaState).
 package catalog
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/shoaldb/shoal/types"
@@ -27,6 +42,38 @@ type DBInfo struct {
 	Collate string `json:"collate,omitempty"`
 }
 
+// SchemaState is how far a column or index is in an online schema change
+// (F1's states). Readers (the planner, SHOW, information_schema) see only
+// public objects; writers maintain the others as their state says. The
+// zero value is public, so records written before states existed decode
+// as public.
+type SchemaState uint8
+
+const (
+	// StatePublic: read and written.
+	StatePublic SchemaState = iota
+	// StateWriteOnly: invisible to reads; writers maintain it fully (an
+	// index gets entries for new rows and loses those of deleted rows; a
+	// column is written with its value, its default on insert).
+	StateWriteOnly
+	// StateDeleteOnly: invisible to reads; writers only remove (an index
+	// loses the entries of deleted or changed rows and gains none; a
+	// column is not written: rows read it as its default).
+	StateDeleteOnly
+)
+
+func (s SchemaState) String() string {
+	switch s {
+	case StatePublic:
+		return "public"
+	case StateWriteOnly:
+		return "write-only"
+	case StateDeleteOnly:
+		return "delete-only"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
 // ColumnInfo describes a column.
 type ColumnInfo struct {
 	ID     int64           `json:"id"`
@@ -39,7 +86,12 @@ type ColumnInfo struct {
 	HasDefault    bool    `json:"has_default,omitempty"`
 	AutoIncrement bool    `json:"auto_increment,omitempty"`
 	Comment       string  `json:"comment,omitempty"`
+	// State: public unless an ADD or DROP COLUMN is under way.
+	State SchemaState `json:"state,omitempty"`
 }
+
+// Public reports whether readers see the column.
+func (c *ColumnInfo) Public() bool { return c.State == StatePublic }
 
 // IndexColumn is one column of an index.
 type IndexColumn struct {
@@ -55,6 +107,24 @@ type IndexInfo struct {
 	Columns []*IndexColumn `json:"columns"`
 	Unique  bool           `json:"unique"`
 	Primary bool           `json:"primary"`
+	// State: public unless an ADD or DROP INDEX is under way.
+	State SchemaState `json:"state,omitempty"`
+	// CompleteTS: the index holds the entry of every row visible at a
+	// timestamp >= CompleteTS. An index added to a table with rows gets
+	// its entries from a backfill that commits after the rows, so a
+	// snapshot older than that misses them (0: complete at every
+	// timestamp, as an index created with its table).
+	CompleteTS uint64 `json:"complete_ts,omitempty"`
+}
+
+// Public reports whether readers may use the index.
+func (idx *IndexInfo) Public() bool { return idx.State == StatePublic }
+
+// ReadableAt reports whether a read at snapshot ts may use the index: it
+// is public and complete at ts (0: a timestamp taken after the schema was
+// loaded, which is always after CompleteTS).
+func (idx *IndexInfo) ReadableAt(ts uint64) bool {
+	return idx.State == StatePublic && (ts == 0 || ts >= idx.CompleteTS)
 }
 
 // TableInfo describes a table.
@@ -81,28 +151,74 @@ type TableInfo struct {
 	ViewCols    []string `json:"view_cols,omitempty"`
 	MaxColumnID int64    `json:"max_column_id"`
 	MaxIndexID  int64    `json:"max_index_id"`
+	// Job is the online schema change under way on this table, if any (at
+	// most one at a time; see job.go).
+	Job *SchemaJob `json:"job,omitempty"`
 	// AutoIncOffset caches the offset of the AUTO_INCREMENT column, -1 if none.
 	AutoIncOffset int `json:"-"`
 }
 
-// FindColumn returns the column named name (case-insensitive) or nil.
+// FindColumn returns the public column named name (case-insensitive) or
+// nil.
 func (t *TableInfo) FindColumn(name string) *ColumnInfo {
 	for _, c := range t.Columns {
-		if strings.EqualFold(c.Name, name) {
+		if c.Public() && strings.EqualFold(c.Name, name) {
 			return c
 		}
 	}
 	return nil
 }
 
-// FindIndex returns the index named name (case-insensitive) or nil.
+// FindIndex returns the public index named name (case-insensitive) or nil.
 func (t *TableInfo) FindIndex(name string) *IndexInfo {
 	for _, idx := range t.Indices {
-		if strings.EqualFold(idx.Name, name) {
+		if idx.Public() && strings.EqualFold(idx.Name, name) {
 			return idx
 		}
 	}
 	return nil
+}
+
+// ColumnByID returns the column with id in any state, or nil.
+func (t *TableInfo) ColumnByID(id int64) *ColumnInfo {
+	for _, c := range t.Columns {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// IndexByID returns the index with id in any state, or nil.
+func (t *TableInfo) IndexByID(id int64) *IndexInfo {
+	for _, idx := range t.Indices {
+		if idx.ID == id {
+			return idx
+		}
+	}
+	return nil
+}
+
+// PublicColumns returns the columns readers see, in table order.
+func (t *TableInfo) PublicColumns() []*ColumnInfo {
+	out := make([]*ColumnInfo, 0, len(t.Columns))
+	for _, c := range t.Columns {
+		if c.Public() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// PublicIndices returns the indexes readers see.
+func (t *TableInfo) PublicIndices() []*IndexInfo {
+	out := make([]*IndexInfo, 0, len(t.Indices))
+	for _, idx := range t.Indices {
+		if idx.Public() {
+			out = append(out, idx)
+		}
+	}
+	return out
 }
 
 // PrimaryIndex returns the primary key index or nil.
@@ -135,22 +251,39 @@ func (t *TableInfo) init() {
 	}
 	for _, idx := range t.Indices {
 		for _, ic := range idx.Columns {
-			if c := t.FindColumn(ic.Name); c != nil {
-				ic.Offset = c.Offset
+			// Any state: one job at a time per table, so two columns
+			// never share a name.
+			for _, c := range t.Columns {
+				if strings.EqualFold(c.Name, ic.Name) {
+					ic.Offset = c.Offset
+					break
+				}
 			}
 		}
 	}
 }
 
-// StoredIndices returns the indexes that have their own index entries (every
-// index except a clustered primary key).
+// StoredIndices returns the public indexes that have their own index
+// entries (every index except a clustered primary key): what a reader can
+// check or copy.
 func (t *TableInfo) StoredIndices() []*IndexInfo {
 	out := make([]*IndexInfo, 0, len(t.Indices))
 	for _, idx := range t.Indices {
-		if idx.Primary && (t.PKIsHandle || t.CommonHandle) {
-			continue
+		if idx.Public() && !(idx.Primary && (t.PKIsHandle || t.CommonHandle)) {
+			out = append(out, idx)
 		}
-		out = append(out, idx)
+	}
+	return out
+}
+
+// WritableIndices returns every index with its own entries in any state:
+// what writers maintain, each as its State says.
+func (t *TableInfo) WritableIndices() []*IndexInfo {
+	out := make([]*IndexInfo, 0, len(t.Indices))
+	for _, idx := range t.Indices {
+		if !(idx.Primary && (t.PKIsHandle || t.CommonHandle)) {
+			out = append(out, idx)
+		}
 	}
 	return out
 }
@@ -172,6 +305,11 @@ func (t *TableInfo) Clone() *TableInfo {
 			ni.Columns[j] = &nic
 		}
 		nt.Indices[i] = &ni
+	}
+	if t.Job != nil {
+		j := *t.Job
+		j.Objects = append([]int64(nil), t.Job.Objects...)
+		nt.Job = &j
 	}
 	return &nt
 }

@@ -11,6 +11,9 @@ type InfoSchema struct {
 	dbs     map[string]*DBInfo // by lower-case name
 	tables  map[string]map[string]*TableInfo
 	byID    map[int64]*TableInfo
+	// newestCompleteTS is the largest CompleteTS of any index (a snapshot
+	// below it may not read through every public index).
+	newestCompleteTS uint64
 }
 
 func newInfoSchema(version int64) *InfoSchema {
@@ -25,12 +28,26 @@ func newInfoSchema(version int64) *InfoSchema {
 // Version is the schema version this snapshot was built at.
 func (is *InfoSchema) Version() int64 { return is.version }
 
+// NewestCompleteTS is the largest IndexInfo.CompleteTS in the schema: a
+// read at a snapshot at or above it may use every public index.
+func (is *InfoSchema) NewestCompleteTS() uint64 { return is.newestCompleteTS }
+
 // DB returns the database named name or nil.
 func (is *InfoSchema) DB(name string) *DBInfo { return is.dbs[strings.ToLower(name)] }
 
 // Table returns the table db.name or nil.
 func (is *InfoSchema) Table(db, name string) *TableInfo {
 	return is.tables[strings.ToLower(db)][strings.ToLower(name)]
+}
+
+// DBByID returns the database with the given id or nil.
+func (is *InfoSchema) DBByID(id int64) *DBInfo {
+	for _, db := range is.dbs {
+		if db.ID == id {
+			return db
+		}
+	}
+	return nil
 }
 
 // TableByID returns the table with the given id or nil.
@@ -60,6 +77,7 @@ func (is *InfoSchema) Tables(db string) []*TableInfo {
 // clone copies the maps (not the infos) for a DDL to build the next version.
 func (is *InfoSchema) clone(version int64) *InfoSchema {
 	n := newInfoSchema(version)
+	n.newestCompleteTS = is.newestCompleteTS
 	for k, v := range is.dbs {
 		n.dbs[k] = v
 	}
@@ -100,6 +118,9 @@ func (is *InfoSchema) putTable(db *DBInfo, t *TableInfo) {
 	}
 	is.tables[key][strings.ToLower(t.Name)] = t
 	is.byID[t.ID] = t
+	for _, idx := range t.Indices {
+		is.newestCompleteTS = max(is.newestCompleteTS, idx.CompleteTS)
+	}
 }
 
 func (is *InfoSchema) dropTable(db *DBInfo, t *TableInfo) {

@@ -39,9 +39,10 @@ func autoIDKey(tableID int64) kv.Key {
 type Catalog struct {
 	store   kv.Storage
 	current atomic.Pointer[InfoSchema]
-	// ddlMu is held exclusively by a DDL from before its transaction
-	// begins until the new schema is published, and shared by DML commits
-	// (CommitGuard), so no DML commit interleaves with a DDL.
+	// ddlMu is held exclusively while a new schema is swapped in (publish)
+	// and shared by DML commits (CommitGuard): a swap waits for the commits
+	// in flight under the old schema, and every commit after it is checked
+	// against the new one.
 	ddlMu sync.RWMutex
 
 	allocMu sync.Mutex
@@ -51,11 +52,27 @@ type Catalog struct {
 	syncing atomic.Bool
 	// commitChecks coalesces CommitGuard's schema checks.
 	commitChecks refreshGroup
+
+	// This node's schema-version record and lease (nodes.go).
+	nodeID          string
+	registered      atomic.Bool
+	leaseTTL        time.Duration
+	clockBase       time.Time    // origin of the monotonic lease clock
+	leaseStart      atomic.Int64 // lease clock (ns) when the last successful renewal began
+	recordedVersion atomic.Int64 // the version the record last showed
+	renewMu         sync.Mutex
+	renewKick       chan struct{}
+	renewals        int // under renewMu
+
+	// jobs this node is driving (job.go).
+	jobsMu  sync.Mutex
+	running map[int64]bool
 }
 
 // Open loads the schema from store.
 func Open(ctx context.Context, store kv.Storage) (*Catalog, error) {
-	c := &Catalog{store: store, allocs: map[int64]*autoIDAllocator{}}
+	c := &Catalog{store: store, allocs: map[int64]*autoIDAllocator{}, nodeID: newNodeID(),
+		leaseTTL: defaultSchemaLeaseTTL, clockBase: time.Now(), renewKick: make(chan struct{}, 1), running: map[int64]bool{}}
 	if err := c.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -141,16 +158,21 @@ func (c *Catalog) load(ctx context.Context, r kv.Retriever) (*InfoSchema, error)
 }
 
 // publish makes is the current schema unless a newer one is already
-// published (a DDL of this node and a reload may race).
+// published (a DDL of this node and a reload may race). It holds ddlMu
+// exclusively, so it returns only once the commits checked against the
+// old schema have finished: from then on this node commits nothing
+// planned under an older definition of a table that changed (see
+// CommitGuard), which is what its schema-version record then promises.
 func (c *Catalog) publish(is *InfoSchema) {
-	for {
-		cur := c.current.Load()
-		if cur != nil && cur.version >= is.version {
-			return
-		}
-		if c.current.CompareAndSwap(cur, is) {
-			return
-		}
+	c.ddlMu.Lock()
+	cur := c.current.Load()
+	swapped := cur == nil || cur.version < is.version
+	if swapped {
+		c.current.Store(is)
+	}
+	c.ddlMu.Unlock()
+	if swapped && cur != nil && c.registered.Load() {
+		c.kickRenewal()
 	}
 }
 
@@ -176,7 +198,14 @@ func scanPrefix(ctx context.Context, r kv.Retriever, prefix kv.Key, fn func(k kv
 type Mutator struct {
 	txn  kv.Txn
 	next *InfoSchema
+	base *InfoSchema // the schema the DDL started from
 	ctx  context.Context
+	c    *Catalog
+	// job is the online schema change this DDL advances (nil: none); the
+	// tables of other jobs are off limits.
+	job *SchemaJob
+	// started are the jobs this DDL starts (forgotten if it fails).
+	started []*SchemaJob
 }
 
 // Txn is the DDL transaction, for data changes that go with the schema
@@ -212,8 +241,23 @@ func (m *Mutator) PutDB(db *DBInfo) error {
 	return m.txn.Set(dbKey(db.ID), b)
 }
 
+// checkJob refuses to change a table while an online schema change
+// other than this DDL's own is under way on it (one job per table).
+func (m *Mutator) checkJob(id int64) error {
+	old := m.base.TableByID(id)
+	if old == nil || old.Job == nil || (m.job != nil && m.job.ID == old.Job.ID) {
+		return nil
+	}
+	return &jobBusyError{table: old}
+}
+
 // DropDB removes a database and its tables' records.
 func (m *Mutator) DropDB(db *DBInfo) error {
+	for _, t := range m.next.Tables(db.Name) {
+		if err := m.checkJob(t.ID); err != nil {
+			return err
+		}
+	}
 	for _, t := range m.next.Tables(db.Name) {
 		if err := m.txn.Delete(tableKey(db.ID, t.ID)); err != nil {
 			return err
@@ -228,7 +272,13 @@ func (m *Mutator) DropDB(db *DBInfo) error {
 
 // PutTable creates or updates a table in db.
 func (m *Mutator) PutTable(db *DBInfo, t *TableInfo) error {
+	if err := m.checkJob(t.ID); err != nil {
+		return err
+	}
 	t.DBID = db.ID
+	if t.Job != nil {
+		t.Job.TableID = t.ID // a restored table keeps its job under a new id
+	}
 	t.init()
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -240,6 +290,9 @@ func (m *Mutator) PutTable(db *DBInfo, t *TableInfo) error {
 
 // DropTable removes a table's record.
 func (m *Mutator) DropTable(db *DBInfo, t *TableInfo) error {
+	if err := m.checkJob(t.ID); err != nil {
+		return err
+	}
 	m.next.dropTable(db, t)
 	if err := m.txn.Delete(autoIDKey(t.ID)); err != nil {
 		return err
@@ -255,56 +308,85 @@ func (m *Mutator) DropTable(db *DBInfo, t *TableInfo) error {
 // the schema reloaded at its own start timestamp. Every DDL writes the
 // version key, so two concurrent DDLs conflict at commit; the loser runs fn
 // again on the winner's schema (fn must work from the Mutator alone).
+//
+// A DDL that would change a table with an online schema change under way
+// (a SchemaJob) waits for that job to finish, or settles it when the node
+// driving it is gone (see settleJob), then runs fn again.
 func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
-	for attempt := 0; ; attempt++ {
-		err := c.ddlOnce(ctx, fn)
-		if err == nil || !errors.Is(err, kv.ErrWriteConflict) || attempt >= maxDDLRetries {
-			return err
-		}
-		if err := sleepCtx(ctx, time.Duration(attempt+1)*5*time.Millisecond); err != nil {
-			return err
-		}
-	}
+	_, err := c.runDDL(ctx, nil, fn)
+	return err
 }
 
 // maxDDLRetries bounds the reruns of a DDL that lost to concurrent DDLs of
-// other nodes.
-const maxDDLRetries = 20
+// other nodes; maxJobSettles those that waited for another table's job.
+const (
+	maxDDLRetries = 20
+	maxJobSettles = 20
+)
 
-func (c *Catalog) ddlOnce(ctx context.Context, fn func(m *Mutator) error) error {
+// runDDL is DDL for a transaction that may advance job; it returns the
+// schema version it committed.
+func (c *Catalog) runDDL(ctx context.Context, job *SchemaJob, fn func(m *Mutator) error) (int64, error) {
+	conflicts, settles := 0, 0
+	for {
+		version, err := c.ddlOnce(ctx, job, fn)
+		var busy *jobBusyError
+		switch {
+		case err == nil:
+			return version, nil
+		case errors.As(err, &busy) && settles < maxJobSettles:
+			settles++
+			if err := c.settleJob(ctx, busy.table); err != nil {
+				return 0, err
+			}
+			continue
+		case errors.Is(err, kv.ErrWriteConflict) && conflicts < maxDDLRetries:
+			conflicts++
+			if err := sleepCtx(ctx, time.Duration(conflicts)*5*time.Millisecond); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		return 0, err
+	}
+}
+
+func (c *Catalog) ddlOnce(ctx context.Context, job *SchemaJob, fn func(m *Mutator) error) (int64, error) {
 	txn, err := c.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	cur := c.InfoSchema()
 	stored, err := storedVersion(ctx, txn)
 	if err != nil {
 		_ = txn.Rollback()
-		return err
+		return 0, err
 	}
 	if stored != cur.version {
 		if cur, err = c.load(ctx, txn); err != nil {
 			_ = txn.Rollback()
-			return err
+			return 0, err
 		}
 		c.publish(cur)
 	}
-	m := &Mutator{txn: txn, next: cur.clone(cur.version + 1), ctx: ctx}
-	if err := fn(m); err != nil {
-		_ = txn.Rollback()
-		return err
+	m := &Mutator{txn: txn, next: cur.clone(cur.version + 1), base: cur, ctx: ctx, c: c, job: job}
+	err = fn(m)
+	if err == nil {
+		err = txn.Set(keySchemaVersion, u64(uint64(m.next.version)))
 	}
-	if err := txn.Set(keySchemaVersion, u64(uint64(m.next.version))); err != nil {
+	if err != nil {
 		_ = txn.Rollback()
-		return err
+		c.forgetJobs(m.started)
+		return 0, err
 	}
 	if err := txn.Commit(ctx); err != nil {
-		return err
+		// Undetermined too: a job that did start is left to the next DDL
+		// on its table, as if this node had died.
+		c.forgetJobs(m.started)
+		return 0, err
 	}
 	c.publish(m.next)
-	return nil
+	return m.next.version, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -324,25 +406,29 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // meanwhile without the transaction's entries.
 var ErrSchemaChanged = errno.New(8028, "Information schema is changed during the execution of the statement (for example, table definition may be updated by other DDL ran in parallel). If you see this error often, try increasing `tidb_max_delta_schema_count`. [try again later]")
 
+// ErrInfoSchemaExpired is returned instead of committing when this node
+// could not renew its schema lease in time (MySQL error 8027, as TiDB
+// reports it): other nodes' DDLs stop waiting for a node whose record
+// expired, so it must not commit under the schema it has.
+var ErrInfoSchemaExpired = errno.New(8027, "Information schema is out of date: this SQL node could not renew its schema lease in time; check that it reaches the storage [try again later]")
+
 // CommitGuard runs commit if every table the transaction wrote still has
-// the definition the writes were planned with (the same *TableInfo),
-// excluding any concurrent DDL for its duration.
+// the definition the writes were planned with (the same *TableInfo).
 //
-// Why this suffices on one node: a DDL holds ddlMu exclusively from before
-// its transaction's start timestamp until its schema is published. A DML
-// commit that ran before the DDL took the lock committed below the DDL's
-// start timestamp, so the DDL (e.g. an index backfill) sees its rows; one
-// that runs after finds its table's definition replaced and fails, while
-// DDL on other tables does not disturb it.
+// It holds ddlMu shared around the check and the commit, and a new schema
+// is swapped in under ddlMu held exclusively (publish), so a commit either
+// finishes before this node moves to a new schema version or is checked
+// against it: a transaction that wrote a table whose definition changed
+// fails with 8028 (ErrSchemaChanged), while DDL on other tables does not
+// disturb it. With the waits of online schema changes (job.go) this keeps
+// every commit within the two schema versions the cluster may be using.
 //
 // With several SQL nodes (Sync running), the guard first reloads the
-// schema when the stored version moved on, so a transaction planned before
-// another node's DDL on its tables fails with 8028 instead of committing
-// under the old definition. A DDL that commits on another node between
-// that check and this commit is not excluded (no cross-node lease yet).
+// schema when the stored version moved on (coalesced across commits), so
+// a transaction planned before another node's DDL on its tables fails
+// early; and once this node registered, it refuses to commit (8027) when
+// its schema lease lapsed: other nodes' DDLs no longer wait for it.
 func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) error {
-	c.ddlMu.RLock()
-	defer c.ddlMu.RUnlock()
 	if c.syncing.Load() && len(tables) > 0 {
 		err := c.commitChecks.do(context.Background(), func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), commitRefreshTimeout)
@@ -353,6 +439,11 @@ func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) 
 		if err != nil {
 			return err
 		}
+	}
+	c.ddlMu.RLock()
+	defer c.ddlMu.RUnlock()
+	if len(tables) > 0 && c.registered.Load() && !c.leaseValid() {
+		return ErrInfoSchemaExpired
 	}
 	is := c.InfoSchema()
 	for id, t := range tables {

@@ -36,21 +36,33 @@ func (c *Catalog) Refresh(ctx context.Context) (bool, error) {
 
 // Sync keeps the schema in step with DDLs run by other SQL nodes on the
 // same store until ctx ends: it refreshes every interval, and from now on
-// CommitGuard refreshes before every commit that wrote tables. Embedded
+// CommitGuard refreshes before every commit that wrote tables. A
+// registered node (Register) also renews its schema-version record here:
+// at once when it loaded a new version, else every
+// schemaLeaseRenewInterval; when ctx ends it deletes the record. Embedded
 // (single node) mode never calls it. It returns when ctx is done.
 func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	c.syncing.Store(true)
+	defer c.deregister()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failing := false
+	lastRenewal := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-c.renewKick:
 		}
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
 		_, err := c.Refresh(rctx)
+		if err == nil && c.registered.Load() &&
+			(c.recordedVersion.Load() < c.InfoSchema().Version() || time.Since(lastRenewal) >= schemaLeaseRenewInterval) {
+			if err = c.renew(rctx); err == nil {
+				lastRenewal = time.Now()
+			}
+		}
 		cancel()
 		if err != nil && ctx.Err() == nil && !failing && log != nil {
 			log.Warn("schema refresh failed", "err", err)

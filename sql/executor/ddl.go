@@ -2,8 +2,10 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -482,11 +484,19 @@ func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
 	})
 }
 
+// createIndex adds an index online (see catalog/job.go): it appears in
+// delete-only state, goes write-only once every node knows it, is
+// backfilled for the rows written before, and goes public.
 func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, unique bool, parts []*ast.IndexPartSpecification, ifNotExists bool) error {
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	var job *catalog.SchemaJob
+	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		job = nil
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return err
+		}
+		if t.View != "" {
+			return errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
 		}
 		if name == "" {
 			name = parts[0].Column.Name.O
@@ -502,55 +512,162 @@ func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, u
 		if err != nil {
 			return err
 		}
+		idx.State = catalog.StateDeleteOnly
 		nt.Indices = append(nt.Indices, idx)
-		if err := backfillIndex(ctx, m.Txn(), t, idx); err != nil {
-			return err
-		}
-		return m.PutTable(db, nt)
+		job, err = m.StartJob(db, nt, catalog.JobAddIndex, idx.ID)
+		return err
 	})
-}
-
-// backfillIndex writes idx's entries for every existing row of t.
-func backfillIndex(ctx context.Context, txn kv.Txn, t *catalog.TableInfo, idx *catalog.IndexInfo) error {
-	tc := codecOf(t)
-	prefix := kv.Key(tablecodec.RecordPrefix(t.ID))
-	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
-	if err != nil {
+	if err != nil || job == nil {
 		return err
 	}
-	defer it.Close()
-	extra := !t.PKIsHandle && !t.CommonHandle
-	seen := map[string]bool{}
-	for it.Valid() {
-		_, h, err := tablecodec.DecodeRecordKey(it.Key())
-		if err != nil {
-			return err
-		}
-		h = h.Clone()
-		row, err := tc.decodeRow(t, h, it.Value(), extra)
-		if err != nil {
-			return err
-		}
-		vals := indexValues(t, idx, row)
-		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, vals, h)
-		if idx.Unique && !tablecodec.IndexKeyHasHandle(true, vals) {
-			if seen[string(k)] {
-				return ErrDupEntry(t, idx, vals)
+	return d.Catalog.RunJob(ctx, job, backfillIndex)
+}
+
+// backfillBatch is how many rows one backfill transaction covers.
+const backfillBatch = 256
+
+// maxBackfillRetries bounds the retries of one batch that keeps meeting
+// concurrent writes.
+const maxBackfillRetries = 100
+
+// backfillIndex writes r.Index's missing entries for the table's rows, a
+// batch of rows per transaction read at a fresh snapshot, while every node
+// already maintains the index for the rows it writes. Each batch locks the
+// rows it covers, so a row changed meanwhile makes it (or the change)
+// conflict and the batch runs again on newer data. A unique index whose
+// key is taken by another row fails with 1062.
+func backfillIndex(ctx context.Context, r *catalog.Reorg) error {
+	prefix := kv.Key(tablecodec.RecordPrefix(r.Table.ID))
+	start, end := prefix, prefix.PrefixNext()
+	for start != nil {
+		var next kv.Key
+		var err error
+		for attempt := 0; ; attempt++ {
+			next, err = backfillOnce(ctx, r, start, end)
+			if err == nil || !errors.Is(err, kv.ErrWriteConflict) || attempt >= maxBackfillRetries {
+				break
 			}
-			seen[string(k)] = true
+			if err := sleepCtx(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
+				return err
+			}
 		}
-		if err := txn.Set(k, v); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := it.Next(); err != nil {
-			return err
-		}
+		start = next
 	}
 	return nil
 }
 
+// backfillOnce fills in the entries of the first backfillBatch rows from
+// start in one transaction; it returns where the next batch starts (nil:
+// the table is done).
+func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.Key, error) {
+	t, idx := r.Table, r.Index
+	txn, err := r.Store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if txn.Valid() {
+			_ = txn.Rollback()
+		}
+	}()
+	if err := r.Check(ctx, txn); err != nil {
+		return nil, err
+	}
+	tc := codecOf(t)
+	extra := !t.PKIsHandle && !t.CommonHandle
+	it, err := txn.Iter(ctx, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var rowKeys, keys []kv.Key
+	var vals [][]byte
+	var handles []tablecodec.Handle
+	var rows []types.Row
+	for it.Valid() && len(rowKeys) < backfillBatch {
+		_, h, err := tablecodec.DecodeRecordKey(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		h = h.Clone()
+		row, err := tc.decodeRow(t, h, it.Value(), extra)
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, indexValues(t, idx, row), h)
+		rowKeys = append(rowKeys, append(kv.Key(nil), it.Key()...))
+		keys, vals, handles, rows = append(keys, k), append(vals, v), append(handles, h), append(rows, row)
+		if err := it.Next(); err != nil {
+			it.Close()
+			return nil, err
+		}
+	}
+	more := it.Valid()
+	it.Close()
+	if len(rowKeys) == 0 {
+		return nil, nil
+	}
+	// Rows changed after this snapshot conflict with the batch.
+	if err := txn.LockKeys(ctx, kv.LockOptions{}, rowKeys...); err != nil {
+		return nil, err
+	}
+	existing, err := txn.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]int{}
+	for i, k := range keys {
+		if v, ok := existing[string(k)]; ok {
+			if !idx.Unique {
+				continue // written by a write-only node
+			}
+			owner, err := tablecodec.DecodeIndexValue(v)
+			if err != nil {
+				return nil, err
+			}
+			if owner.Equal(handles[i]) {
+				continue
+			}
+			return nil, ErrDupEntry(t, idx, displayValues(idx, rows[i]))
+		}
+		if j, ok := seen[string(k)]; ok && !handles[j].Equal(handles[i]) {
+			return nil, ErrDupEntry(t, idx, displayValues(idx, rows[i]))
+		}
+		seen[string(k)] = i
+		if err := txn.Set(k, vals[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := txn.Commit(ctx); err != nil {
+		return nil, err
+	}
+	if !more {
+		return nil, nil
+	}
+	return rowKeys[len(rowKeys)-1].Next(), nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// dropIndex drops an index online: write-only (readers stop using it),
+// delete-only, then absent with its entries queued for GC.
 func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	var job *catalog.SchemaJob
+	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		job = nil
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return err
@@ -565,21 +682,15 @@ func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifE
 			}
 			return errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
 		}
-		// Index ids are not reused (MaxIndexID only grows): GC destroys
-		// the entries once no snapshot can read them through the index.
-		prefix := kv.Key(tablecodec.IndexPrefix(t.ID, idx.ID))
-		if err := delrange.Add(m.Txn(), 0, prefix, prefix.PrefixNext()); err != nil {
-			return err
-		}
 		nt := t.Clone()
-		for i, ix := range nt.Indices {
-			if ix.ID == idx.ID {
-				nt.Indices = append(nt.Indices[:i], nt.Indices[i+1:]...)
-				break
-			}
-		}
-		return m.PutTable(db, nt)
+		nt.IndexByID(idx.ID).State = catalog.StateWriteOnly
+		job, err = m.StartJob(db, nt, catalog.JobDropIndex, idx.ID)
+		return err
 	})
+	if err != nil || job == nil {
+		return err
+	}
+	return d.Catalog.RunJob(ctx, job, nil)
 }
 
 func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
@@ -600,6 +711,8 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 			err = d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
 		case ast.AlterTableAddColumns:
 			err = d.addColumns(ctx, x.Table, spec.NewColumns)
+		case ast.AlterTableDropColumn:
+			err = d.dropColumn(ctx, x.Table, spec.OldColumnName.Name.O, spec.IfExists)
 		default:
 			err = errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE operation")
 		}
@@ -610,20 +723,28 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 	return nil
 }
 
-// addColumns appends columns; existing rows read them as their default.
+// addColumns appends columns online: delete-only, write-only, then
+// public (existing rows read them as their default: the row codec gives a
+// column missing from a row its default, so no rows are rewritten).
 func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.ColumnDef) error {
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	var job *catalog.SchemaJob
+	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		job = nil
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return err
 		}
+		if t.View != "" {
+			return errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
+		}
 		nt := t.Clone()
+		var ids []int64
 		for _, cd := range cols {
 			if nt.FindColumn(cd.Name.Name.O) != nil {
 				return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
 			}
 			nt.MaxColumnID++
-			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
 			for _, o := range cd.Options {
 				switch o.Tp {
 				case ast.ColumnOptionNotNull:
@@ -647,9 +768,58 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				c.Default = &s
 			}
 			nt.Columns = append(nt.Columns, c)
+			ids = append(ids, c.ID)
 		}
-		return m.PutTable(db, nt)
+		job, err = m.StartJob(db, nt, catalog.JobAddColumn, ids...)
+		return err
 	})
+	if err != nil || job == nil {
+		return err
+	}
+	return d.Catalog.RunJob(ctx, job, nil)
+}
+
+// dropColumn drops a column online: write-only (readers stop seeing it,
+// writers still keep its values for nodes that do), delete-only, then
+// absent. Its values stay in the rows under its id, which is never
+// reused, and are skipped by every reader.
+func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
+	var job *catalog.SchemaJob
+	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		job = nil
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return err
+		}
+		c := t.FindColumn(name)
+		if c == nil {
+			if ifExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
+		}
+		if len(t.PublicColumns()) == 1 {
+			return errno.NewStd(mysql.ErrCantRemoveAllFields)
+		}
+		for _, idx := range t.Indices {
+			for _, ic := range idx.Columns {
+				if ic.Offset == c.Offset {
+					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that index '%s' covers; drop the index first", c.Name, idx.Name)
+				}
+			}
+		}
+		if c.AutoIncrement {
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
+		}
+		nt := t.Clone()
+		nt.ColumnByID(c.ID).State = catalog.StateWriteOnly
+		job, err = m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
+		return err
+	})
+	if err != nil || job == nil {
+		return err
+	}
+	return d.Catalog.RunJob(ctx, job, nil)
 }
 
 // ViewCheck plans a view's SELECT to validate it; set by the session so

@@ -50,7 +50,7 @@ func (e *memTableExec) Open() error {
 	case "columns":
 		for _, db := range is.DBs() {
 			for _, t := range is.Tables(db.Name) {
-				for i, c := range t.Columns {
+				for i, c := range t.PublicColumns() {
 					def := types.Datum{}
 					if c.Default != nil {
 						def = str(*c.Default)
@@ -68,7 +68,7 @@ func (e *memTableExec) Open() error {
 	case "statistics":
 		for _, db := range is.DBs() {
 			for _, t := range is.Tables(db.Name) {
-				for _, idx := range t.Indices {
+				for _, idx := range t.PublicIndices() {
 					nonUnique := uint64(1)
 					if idx.Unique || idx.Primary {
 						nonUnique = 0
@@ -108,7 +108,7 @@ func (e *memTableExec) Next() (types.Row, error) {
 }
 
 func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
-	for _, idx := range t.Indices {
+	for _, idx := range t.PublicIndices() {
 		if len(idx.Columns) == 0 || idx.Columns[0].Offset != c.Offset {
 			continue
 		}

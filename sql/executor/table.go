@@ -15,7 +15,7 @@ import (
 type tableCodec struct {
 	decoder *tablecodec.RowDecoder
 	// valueCols are the columns stored in the row value (all but an integer
-	// handle column).
+	// handle column and delete-only columns).
 	valueColIDs  []int64
 	valueOffsets []int
 	handleOffset int // -1 unless PKIsHandle
@@ -44,7 +44,10 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 			rc.Default = staticDefault(c)
 		}
 		cols[i] = rc
-		if i != tc.handleOffset {
+		// A delete-only column is not written: nodes that do not know it
+		// yet (or any more) share the table, and rows read it as its
+		// default.
+		if i != tc.handleOffset && c.State != catalog.StateDeleteOnly {
 			tc.valueColIDs = append(tc.valueColIDs, c.ID)
 			tc.valueOffsets = append(tc.valueOffsets, i)
 		}

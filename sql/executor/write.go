@@ -13,16 +13,28 @@ import (
 )
 
 // writer maintains a table's row and index entries in the transaction.
+//
+// Indexes under an online schema change are maintained as their state
+// says (see catalog.SchemaState): a delete-only index loses the entries of
+// deleted and changed rows and gains none; a write-only one is maintained
+// like a public one, its uniqueness checked too (public nodes may share
+// the table with this one). Rows written before an ADD INDEX reached
+// write-only have no entry in it until the backfill: a unique key of a
+// non-public index is deleted only when it points at the row at hand, as
+// another row with the same value may own it.
 type writer struct {
 	ctx *Context
 	t   *catalog.TableInfo
 	tc  *tableCodec
-	idx []*catalog.IndexInfo // stored indexes
+	idx []*catalog.IndexInfo // stored indexes, in any state
 }
 
 func newWriter(ctx *Context, t *catalog.TableInfo) *writer {
-	return &writer{ctx: ctx, t: t, tc: codecOf(t), idx: t.StoredIndices()}
+	return &writer{ctx: ctx, t: t, tc: codecOf(t), idx: t.WritableIndices()}
 }
+
+// adds reports whether writes add entries to idx (public or write-only).
+func adds(idx *catalog.IndexInfo) bool { return idx.State != catalog.StateDeleteOnly }
 
 func (w *writer) rowKey(h tablecodec.Handle) kv.Key {
 	return tablecodec.EncodeRecordKey(nil, w.t.ID, h)
@@ -56,7 +68,7 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 	keys := []kv.Key{w.rowKey(h)}
 	owners := []*catalog.IndexInfo{nil}
 	for _, idx := range w.idx {
-		if !idx.Unique {
+		if !idx.Unique || !adds(idx) {
 			continue
 		}
 		vals := indexValues(w.t, idx, row)
@@ -168,6 +180,9 @@ func (w *writer) addRow(row types.Row, h tablecodec.Handle) error {
 		return err
 	}
 	for _, idx := range w.idx {
+		if !adds(idx) {
+			continue
+		}
 		if err := w.addIndexEntry(idx, row, h); err != nil {
 			return err
 		}
@@ -187,6 +202,17 @@ func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecod
 func (w *writer) deleteIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecodec.Handle) error {
 	vals := indexValues(w.t, idx, row)
 	k, _ := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
+	if idx.Unique && !idx.Public() && !tablecodec.IndexKeyHasHandle(true, vals) {
+		// Not yet backfilled, this row may have no entry while another
+		// row with its value owns the key.
+		v, ok, err := w.exists(k)
+		if err != nil || !ok {
+			return err
+		}
+		if owner, err := tablecodec.DecodeIndexValue(v); err != nil || !owner.Equal(h) {
+			return err
+		}
+	}
 	return w.ctx.Txn.Delete(k)
 }
 
@@ -236,6 +262,9 @@ func (w *writer) updateRow(old, new types.Row) error {
 		if err := w.deleteIndexEntry(idx, old, oh); err != nil {
 			return err
 		}
+		if !adds(idx) {
+			continue
+		}
 		if err := w.addIndexEntry(idx, new, nh); err != nil {
 			return err
 		}
@@ -252,7 +281,7 @@ func (w *writer) checkChangedUniques(old, new types.Row, nh tablecodec.Handle, h
 		owners = append(owners, nil)
 	}
 	for _, idx := range w.idx {
-		if !idx.Unique {
+		if !idx.Unique || !adds(idx) {
 			continue
 		}
 		changed := false
@@ -517,7 +546,13 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 	}
 	for off, c := range t.Columns {
 		if !assigned[off] {
-			v, err := DefaultValue(ctx, c, rowNum)
+			var v types.Datum
+			var err error
+			if c.Public() {
+				v, err = DefaultValue(ctx, c, rowNum)
+			} else {
+				v = nonPublicDefault(ctx, c, rowNum)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -528,7 +563,7 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 		return nil, err
 	}
 	for off, c := range t.Columns {
-		if row[off].IsNull() && c.Type.NotNull() {
+		if row[off].IsNull() && c.Type.NotNull() && c.Public() {
 			err := errno.NewStd(mysql.ErrBadNull, c.Name)
 			if ctx.StrictMode || n == 1 {
 				return nil, err
@@ -545,6 +580,22 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 		row[width-1] = types.NewInt(id)
 	}
 	return row, nil
+}
+
+// nonPublicDefault is what an insert writes into a column readers do not
+// see: its default, else NULL, or the type's zero value for a NOT NULL
+// column (a column being dropped may have no default); never an error,
+// as the statement could not have named the column.
+func nonPublicDefault(ctx *Context, c *catalog.ColumnInfo, row int) types.Datum {
+	if c.Default != nil {
+		if v, err := DefaultValue(ctx, c, row); err == nil && !(v.IsNull() && c.Type.NotNull()) {
+			return v
+		}
+	}
+	if c.Type.NotNull() {
+		return zeroValue(c)
+	}
+	return types.Datum{}
 }
 
 func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {

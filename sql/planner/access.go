@@ -194,6 +194,9 @@ func (b *builder) chooseAccess(ts *TableScan) {
 			continue
 		}
 		for _, idx := range t.Indices {
+			if !idx.ReadableAt(b.ctx.ReadTS) {
+				continue
+			}
 			offs := make([]int, len(idx.Columns))
 			for i, ic := range idx.Columns {
 				if ic.Length > 0 {
@@ -248,6 +251,9 @@ func (b *builder) chooseAccess(ts *TableScan) {
 	// 2. Points on a clustered primary key or a unique index: every column
 	// equal (the last one may be an IN list).
 	for _, idx := range t.Indices {
+		if !idx.ReadableAt(b.ctx.ReadTS) {
+			continue
+		}
 		if !idx.Unique && !idx.Primary {
 			continue
 		}
@@ -277,6 +283,9 @@ func (b *builder) chooseAccess(ts *TableScan) {
 	var bestUsed []*colCond
 	bestScore := 0
 	for _, idx := range t.Indices {
+		if !idx.ReadableAt(b.ctx.ReadTS) {
+			continue
+		}
 		if idx.Primary && t.PKIsHandle {
 			continue
 		}

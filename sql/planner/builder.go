@@ -20,6 +20,11 @@ type Context struct {
 	CurrentDB string
 	// OnlyFullGroupBy: sql_mode ONLY_FULL_GROUP_BY is on.
 	OnlyFullGroupBy bool
+	// ReadTS is the snapshot the statement reads, when it was fixed before
+	// the schema was (a transaction's start): indexes not complete at it
+	// are not used (see catalog.IndexInfo.CompleteTS). 0: the statement
+	// reads at a timestamp taken after planning.
+	ReadTS uint64
 }
 
 type builder struct {

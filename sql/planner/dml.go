@@ -71,7 +71,9 @@ func (b *builder) buildInsert(x *ast.InsertStmt) (Plan, error) {
 			}
 		} else {
 			for _, c := range t.Columns {
-				ins.Targets = append(ins.Targets, c.Offset)
+				if c.Public() {
+					ins.Targets = append(ins.Targets, c.Offset)
+				}
 			}
 		}
 		for i, list := range x.Lists {

@@ -633,7 +633,7 @@ func (b *builder) checkFullGroupBy(ac *aggContext, idx int) error {
 	col := ac.input.cols[idx]
 	if t := b.ctx.Schema.Table(col.DB, col.OrgTable); t != nil && len(ac.groupBy) > 0 {
 		for _, key := range t.Indices {
-			if !key.Primary && !key.Unique {
+			if !key.Primary && !key.Unique || !key.Public() {
 				continue
 			}
 			all := true

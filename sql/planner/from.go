@@ -43,7 +43,9 @@ func newTableScan(db string, t *catalog.TableInfo, alias string) *TableScan {
 	}
 	cols := make([]*OutputColumn, 0, len(t.Columns)+1)
 	for _, c := range t.Columns {
-		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Ft: c.Type})
+		// Rows hold every column; one under an online schema change is
+		// there for writers only.
+		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Ft: c.Type, Hidden: !c.Public()})
 	}
 	if !t.PKIsHandle && !t.CommonHandle && !IsMemTable(t) {
 		ts.ExtraHandle = true
