@@ -1,0 +1,327 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/types"
+)
+
+// ddlRaceRow is what a worker knows a row holds: every statement it ran
+// that succeeded, in order.
+type ddlRaceRow struct {
+	a, b int64
+	c    int64 // meaningful while column c exists
+}
+
+// ddlRaceWorker owns a range of ids and a range of values of a, so its
+// model of its rows is exact whatever the other workers do; each statement
+// goes to a node picked at random.
+type ddlRaceWorker struct {
+	t        *testing.T
+	id       int
+	sessions []*Session
+	rng      *rand.Rand
+	rows     map[int64]*ddlRaceRow
+	firstID  int64
+	firstA   int64
+	cDefault int64
+	ops      int
+	failed   int   // statements refused by a schema change (not applied)
+	nextB    int64 // b values are never repeated, so every UPDATE changes its rows
+}
+
+const (
+	ddlRaceIDs     = 200 // ids per worker
+	ddlRaceAValues = 8   // values of a per worker
+)
+
+// expected errors: the statement did not take effect.
+func ddlRaceTolerated(err error) bool {
+	var se *errno.SQLError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case 8028, // planned under a schema that changed before its commit
+		mysql.ErrBadField: // column c on a node that does not see it (yet, or any more)
+		return true
+	}
+	return false
+}
+
+func (w *ddlRaceWorker) exec(s *Session, sql string) (int64, error) {
+	w.ops++
+	if _, err := s.Execute(context.Background(), sql); err != nil {
+		if ddlRaceTolerated(err) {
+			w.failed++
+			return 0, err
+		}
+		w.t.Errorf("worker %d: %s: %v", w.id, sql, err)
+		return 0, err
+	}
+	return int64(s.affected), nil
+}
+
+func (w *ddlRaceWorker) query(s *Session, sql string) ([]types.Row, error) {
+	w.ops++
+	rs, err := s.Execute(context.Background(), sql)
+	if err != nil {
+		if ddlRaceTolerated(err) {
+			return nil, err
+		}
+		w.t.Errorf("worker %d: %s: %v", w.id, sql, err)
+		return nil, err
+	}
+	rows, err := drainResult(rs[0])
+	if err != nil {
+		w.t.Errorf("worker %d: %s: %v", w.id, sql, err)
+	}
+	return rows, err
+}
+
+func drainResult(rs ResultSet) ([]types.Row, error) {
+	defer rs.Close()
+	var out []types.Row
+	var batch []types.Row
+	for {
+		if err := rs.Next(context.Background(), &batch); err != nil {
+			return nil, err
+		}
+		if len(batch) == 0 {
+			return out, nil
+		}
+		for _, r := range batch {
+			out = append(out, append(types.Row(nil), r...))
+		}
+	}
+}
+
+// step runs one random statement and applies its effect to the model.
+func (w *ddlRaceWorker) step() {
+	s := w.sessions[w.rng.Intn(len(w.sessions))]
+	id := w.firstID + int64(w.rng.Intn(ddlRaceIDs))
+	a := w.firstA + int64(w.rng.Intn(ddlRaceAValues))
+	w.nextB++
+	b := w.nextB
+	row := w.rows[id]
+	switch op := w.rng.Intn(100); {
+	case op < 30:
+		if row != nil {
+			if _, err := w.exec(s, fmt.Sprintf("UPDATE t SET a = %d, b = %d WHERE id = %d", a, b, id)); err == nil {
+				row.a, row.b = a, b
+			}
+			return
+		}
+		if _, err := w.exec(s, fmt.Sprintf("INSERT INTO t (id, a, b) VALUES (%d, %d, %d)", id, a, b)); err == nil {
+			w.rows[id] = &ddlRaceRow{a: a, b: b, c: w.cDefault}
+		}
+	case op < 50:
+		// Through index ia while it exists: every row of this worker
+		// with that a.
+		n, err := w.exec(s, fmt.Sprintf("UPDATE t SET b = %d WHERE a = %d", b, a))
+		if err != nil {
+			return
+		}
+		want := int64(0)
+		for _, r := range w.rows {
+			if r.a == a {
+				r.b = b
+				want++
+			}
+		}
+		if n != want {
+			w.t.Errorf("worker %d: UPDATE ... WHERE a = %d changed %d rows, want %d", w.id, a, n, want)
+		}
+	case op < 65:
+		if _, err := w.exec(s, fmt.Sprintf("DELETE FROM t WHERE id = %d", id)); err == nil {
+			delete(w.rows, id)
+		}
+	case op < 90:
+		got, err := w.query(s, fmt.Sprintf("SELECT id, b FROM t WHERE a = %d", a))
+		if err != nil {
+			return
+		}
+		var gotIDs, wantIDs []string
+		for _, r := range got {
+			gotIDs = append(gotIDs, fmt.Sprintf("%d:%d", r[0].Int(), r[1].Int()))
+		}
+		for rid, r := range w.rows {
+			if r.a == a {
+				wantIDs = append(wantIDs, fmt.Sprintf("%d:%d", rid, r.b))
+			}
+		}
+		sort.Strings(gotIDs)
+		sort.Strings(wantIDs)
+		if strings.Join(gotIDs, ",") != strings.Join(wantIDs, ",") {
+			w.t.Errorf("worker %d: SELECT ... WHERE a = %d: got %v, want %v", w.id, a, gotIDs, wantIDs)
+		}
+	default:
+		if row == nil {
+			return
+		}
+		c := int64(w.rng.Intn(1000))
+		if _, err := w.exec(s, fmt.Sprintf("UPDATE t SET c = %d WHERE id = %d", c, id)); err == nil {
+			row.c = c
+		}
+	}
+}
+
+// Online schema change across SQL nodes: workers run inserts, updates,
+// deletes and reads through index ia, each statement on a random one of
+// two nodes, while node A adds and drops index ia and column c; after each
+// DDL every index holds exactly its rows' entries and every row holds what
+// the workers wrote.
+func TestOnlineDDLAcrossNodes(t *testing.T) {
+	st, _ := openProbe(t)
+	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
+	na, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer na.Close()
+	nb, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	ddl := newSess(t, na)
+	mustExec(t, ddl, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
+
+	const nWorkers = 3
+	workers := make([]*ddlRaceWorker, nWorkers)
+	for i := range workers {
+		w := &ddlRaceWorker{t: t, id: i, sessions: []*Session{newSess(t, na), newSess(t, nb)},
+			rng: rand.New(rand.NewSource(int64(i) + 1)), rows: map[int64]*ddlRaceRow{},
+			firstID: int64(i*10000 + 1), firstA: int64(i * 1000), cDefault: 7, nextB: 1000000}
+		// A starting population, so the backfill has work to do.
+		var vals []string
+		for j := int64(0); j < ddlRaceIDs; j += 2 {
+			id, a := w.firstID+j, w.firstA+j%ddlRaceAValues
+			vals = append(vals, fmt.Sprintf("(%d, %d, %d)", id, a, j))
+			w.rows[id] = &ddlRaceRow{a: a, b: j, c: w.cDefault}
+		}
+		mustExec(t, ddl, "INSERT INTO t (id, a, b) VALUES "+strings.Join(vals, ","))
+		workers[i] = w
+	}
+
+	// Workers run until stopped; pause holds them between statements for
+	// a check.
+	var pause sync.RWMutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pause.RLock()
+				w.step()
+				pause.RUnlock()
+			}
+		}()
+	}
+	stopped := false
+	stopWorkers := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			wg.Wait()
+		}
+	}
+	defer stopWorkers()
+
+	check := func(phase string, withC bool) {
+		t.Helper()
+		pause.Lock()
+		defer pause.Unlock()
+		for _, s := range []*Session{workers[0].sessions[0], workers[0].sessions[1]} {
+			if _, err := s.Execute(context.Background(), "ADMIN CHECK TABLE t"); err != nil {
+				t.Fatalf("%s: %v", phase, err)
+			}
+		}
+		cols := "id, a, b"
+		if withC {
+			cols += ", c"
+		}
+		rs, err := ddl.Execute(context.Background(), "SELECT "+cols+" FROM t")
+		if err != nil {
+			t.Fatalf("%s: %v", phase, err)
+		}
+		rows, err := drainResult(rs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]*ddlRaceRow{}
+		for _, w := range workers {
+			for id, r := range w.rows {
+				want[id] = r
+			}
+		}
+		if len(rows) != len(want) {
+			t.Errorf("%s: %d rows, want %d", phase, len(rows), len(want))
+		}
+		for _, r := range rows {
+			id := r[0].Int()
+			m := want[id]
+			switch {
+			case m == nil:
+				t.Errorf("%s: row %d should not exist", phase, id)
+			case r[1].Int() != m.a || r[2].Int() != m.b:
+				t.Errorf("%s: row %d holds a=%d b=%d, want a=%d b=%d", phase, id, r[1].Int(), r[2].Int(), m.a, m.b)
+			case withC && r[3].Int() != m.c:
+				t.Errorf("%s: row %d holds c=%d, want %d", phase, id, r[3].Int(), m.c)
+			}
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	// run runs a DDL on node A while the workers go on, then lets them run
+	// a little more (nodes that were behind catch up meanwhile) and checks.
+	run := func(sql string, withC bool) {
+		t.Helper()
+		time.Sleep(150 * time.Millisecond)
+		mustExec(t, ddl, sql)
+		time.Sleep(150 * time.Millisecond)
+		check(sql, withC)
+	}
+	for round := range 3 {
+		run("ALTER TABLE t ADD INDEX ia (a)", false)
+		run("ALTER TABLE t DROP INDEX ia", false)
+		// After the first round every row that was never given a c
+		// reads the new column's default again.
+		pause.Lock()
+		for _, w := range workers {
+			for _, r := range w.rows {
+				r.c = w.cDefault
+			}
+		}
+		pause.Unlock()
+		run("ALTER TABLE t ADD COLUMN c INT DEFAULT 7", true)
+		time.Sleep(200 * time.Millisecond) // the workers set some c
+		check(fmt.Sprintf("round %d: c set", round), true)
+		run("ALTER TABLE t DROP COLUMN c", false)
+	}
+	stopWorkers()
+	ops, failed := 0, 0
+	for _, w := range workers {
+		ops += w.ops
+		failed += w.failed
+	}
+	t.Logf("%d statements, %d refused by schema changes", ops, failed)
+}
