@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -13,8 +15,15 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/delrange"
+	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
+
+// backfillBatchForTest is the executor's backfill batch (rows per
+// transaction).
+const backfillBatchForTest = 256
 
 // ddlRaceRow is what a worker knows a row holds: every statement it ran
 // that succeeded, in order.
@@ -324,4 +333,71 @@ func TestOnlineDDLAcrossNodes(t *testing.T) {
 		failed += w.failed
 	}
 	t.Logf("%d statements, %d refused by schema changes", ops, failed)
+}
+
+// An ADD UNIQUE INDEX whose backfill meets a duplicate after some batches
+// committed fails with 1062, leaves no index (nor job) in the schema, and
+// queues the entries it wrote for GC.
+func TestAddUniqueIndexDuplicateRollsBack(t *testing.T) {
+	st, _ := openProbe(t)
+	b, err := NewBackend(st, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSess(t, b)
+	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	var vals []string
+	for i := 1; i <= 3*backfillBatchForTest; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", i, i))
+	}
+	mustExec(t, s, "INSERT INTO t VALUES "+strings.Join(vals, ","))
+	mustExec(t, s, fmt.Sprintf("INSERT INTO t VALUES (%d, 7)", 10*backfillBatchForTest))
+	_, err = s.Execute(context.Background(), "ALTER TABLE t ADD UNIQUE INDEX ua (a)")
+	var se *errno.SQLError
+	if !errors.As(err, &se) || se.Code != mysql.ErrDupEntry {
+		t.Fatalf("ADD UNIQUE INDEX over a duplicate: %v, want 1062", err)
+	}
+	tb := b.catalog.InfoSchema().Table("test", "t")
+	if len(tb.Indices) != 1 || tb.Job != nil {
+		t.Fatalf("after the failed ADD INDEX: indexes %v, job %+v", tb.Indices, tb.Job)
+	}
+	// The entries of the batches that committed are queued for GC.
+	prefix := kv.Key(tablecodec.IndexPrefix(tb.ID, tb.MaxIndexID))
+	ts, err := st.CurrentTS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := st.GetSnapshot(ts)
+	entries := 0
+	it, err := snap.Iter(context.Background(), prefix, prefix.PrefixNext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; it.Valid(); err = it.Next() {
+		entries++
+	}
+	it.Close()
+	if entries == 0 {
+		t.Fatal("the failed backfill wrote no entries: the test meets the duplicate too early")
+	}
+	queued := false
+	it, err = snap.Iter(context.Background(), delrange.Prefix, delrange.Prefix.PrefixNext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; it.Valid(); err = it.Next() {
+		var task delrange.Task
+		if err := json.Unmarshal(it.Value(), &task); err != nil {
+			t.Fatal(err)
+		}
+		queued = queued || bytes.Equal(task.Start, prefix) && bytes.Equal(task.End, prefix.PrefixNext())
+	}
+	it.Close()
+	if !queued {
+		t.Fatal("the index's entries are not queued for GC")
+	}
+	mustExec(t, s, "ADMIN CHECK TABLE t")
+	mustExec(t, s, fmt.Sprintf("DELETE FROM t WHERE id = %d", 10*backfillBatchForTest))
+	mustExec(t, s, "ALTER TABLE t ADD UNIQUE INDEX ua (a)")
+	mustExec(t, s, "ADMIN CHECK TABLE t")
 }

@@ -20,6 +20,8 @@ package session_test
 //	                execute a prepared statement with params; each arg is
 //	                i:<int>, u:<uint>, f:<float>, s:<string> or null.
 //	sleep ms        sleep.
+//	interrupt-ddl, schema-state, index-entries
+//	                online schema change states (online_ddl_harness_test.go).
 //
 // Any directive may carry bug=<slug> (described in a "# BUG:" comment above
 // it): its expected output is MySQL's; when shoal's output differs the difference is
@@ -281,6 +283,9 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 			return formatErr(err)
 		}
 		return txt
+	}
+	if out, ok := h.doOnlineDDL(t, d); ok {
+		return out
 	}
 	d.Fatalf(t, "unknown directive %s", d.Cmd)
 	return ""
