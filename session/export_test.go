@@ -8,4 +8,4 @@ import (
 // CatalogOf and StoreOf expose a backend's catalog and storage to the
 // datadriven tests (schema states, raw index entries).
 func CatalogOf(b *Backend) *catalog.Catalog { return b.catalog }
-func StoreOf(b *Backend) kv.Storage       { return b.store }
+func StoreOf(b *Backend) kv.Storage         { return b.store }
