@@ -56,42 +56,43 @@ func (g MVCCGC) GC(ctx context.Context, safePoint uint64, start, end []byte) (mv
 	// requested one, which is then below the published one, as GCBatch
 	// requires.
 	g.Store.SetGCSafePoint(safePoint)
-	for {
-		t0 := time.Now()
+	err := g.paced(ctx, start, func(start []byte) ([]byte, error) {
 		next, st, err := g.Store.GCBatch(ctx, safePoint, start, mvcc.GCBatchLimits{Keys: g.BatchKeys, End: end})
 		total.Keys += st.Keys
 		total.WritesDeleted += st.WritesDeleted
 		total.DefaultDeleted += st.DefaultDeleted
-		if err != nil || next == nil {
-			return total, err
-		}
-		start = next
-		if !g.NoPacing {
-			select {
-			case <-ctx.Done():
-				return total, ctx.Err()
-			case <-time.After(max(time.Since(t0), time.Millisecond)):
-			}
-		}
-	}
+		return next, err
+	})
+	return total, err
 }
 
 // DestroyRange destroys the range in paced batches (BatchKeys user keys
 // each), as GC does.
 func (g MVCCGC) DestroyRange(ctx context.Context, start, end []byte) (int, error) {
 	total := 0
-	for {
-		t0 := time.Now()
+	err := g.paced(ctx, start, func(start []byte) ([]byte, error) {
 		next, n, err := g.Store.DestroyRangeBatch(ctx, start, end, g.BatchKeys)
 		total += n
+		return next, err
+	})
+	return total, err
+}
+
+// paced runs batch from start, then from the key each batch returns, until
+// one returns nil or fails, pausing between batches as long as the batch
+// took (unless NoPacing).
+func (g MVCCGC) paced(ctx context.Context, start []byte, batch func(start []byte) ([]byte, error)) error {
+	for {
+		t0 := time.Now()
+		next, err := batch(start)
 		if err != nil || next == nil {
-			return total, err
+			return err
 		}
 		start = next
 		if !g.NoPacing {
 			select {
 			case <-ctx.Done():
-				return total, ctx.Err()
+				return ctx.Err()
 			case <-time.After(max(time.Since(t0), time.Millisecond)):
 			}
 		}
