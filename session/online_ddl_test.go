@@ -17,6 +17,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/delrange"
+	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -400,4 +401,139 @@ func TestAddUniqueIndexDuplicateRollsBack(t *testing.T) {
 	mustExec(t, s, fmt.Sprintf("DELETE FROM t WHERE id = %d", 10*backfillBatchForTest))
 	mustExec(t, s, "ALTER TABLE t ADD UNIQUE INDEX ua (a)")
 	mustExec(t, s, "ADMIN CHECK TABLE t")
+}
+
+// holdJobs makes the jobs owned by node stop before the step out of
+// state until release is closed; reached is closed when one got there.
+func holdJobs(t *testing.T, node string, state catalog.SchemaState) (reached, release chan struct{}) {
+	reached, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	catalog.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
+		j := tb.Job
+		if j.Owner != node || j.RollingBack {
+			return false
+		}
+		var st catalog.SchemaState
+		if j.Kind == catalog.JobAddIndex || j.Kind == catalog.JobDropIndex {
+			st = tb.IndexByID(j.Objects[0]).State
+		} else {
+			st = tb.ColumnByID(j.Objects[0]).State
+		}
+		if st != state {
+			return false
+		}
+		once.Do(func() { close(reached) })
+		select {
+		case <-release:
+		case <-time.After(30 * time.Second):
+		}
+		return false
+	})
+	t.Cleanup(func() { catalog.SetJobInterrupt(nil) })
+	return reached, release
+}
+
+func execAsync(s *Session, sql string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Execute(context.Background(), sql)
+		done <- err
+	}()
+	return done
+}
+
+func waitFor(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not happen", what)
+	}
+}
+
+// DML on the node running an ADD INDEX commits while the job is under
+// way (the DDL holds no lock across its steps).
+func TestDMLCommitsDuringAddIndexOnSameNode(t *testing.T) {
+	st, _ := openProbe(t)
+	b, err := NewBackend(st, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ddl := newSess(t, b), newSess(t, b)
+	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, s, "INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+	reached, release := holdJobs(t, b.catalog.NodeID(), catalog.StateWriteOnly)
+	done := execAsync(ddl, "ALTER TABLE t ADD INDEX ia (a)")
+	waitFor(t, "the ADD INDEX reaching write-only", reached)
+	mustExec(t, s, "INSERT INTO t VALUES (4, 4)")
+	mustExec(t, s, "UPDATE t SET a = 20 WHERE id = 2")
+	mustExec(t, s, "DELETE FROM t WHERE id = 3")
+	mustExec(t, s, "BEGIN")
+	mustExec(t, s, "INSERT INTO t VALUES (5, 5)")
+	mustExec(t, s, "COMMIT")
+	select {
+	case err := <-done:
+		t.Fatalf("ADD INDEX ended while held: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s, "ADMIN CHECK TABLE t")
+	rs, err := s.Execute(context.Background(), "SELECT id FROM t WHERE a IN (1, 20, 4, 5)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := drainResult(rs[0])
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d rows through the new index (%v), want 4", len(rows), err)
+	}
+}
+
+// Two nodes' DDLs on one table run one after the other: node B's waits
+// while node A's ADD INDEX is under way, then builds on its result.
+func TestDDLsOnOneTableFromTwoNodesAreSerialized(t *testing.T) {
+	st, _ := openProbe(t)
+	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
+	na, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer na.Close()
+	nb, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	sa, sb := newSess(t, na), newSess(t, nb)
+	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, sa, "INSERT INTO t VALUES (1, 1), (2, 2)")
+	reached, release := holdJobs(t, na.catalog.NodeID(), catalog.StateWriteOnly)
+	doneA := execAsync(sa, "ALTER TABLE t ADD INDEX ia (a)")
+	waitFor(t, "node A's ADD INDEX reaching write-only", reached)
+	doneB := execAsync(sb, "ALTER TABLE t ADD COLUMN c INT DEFAULT 3")
+	doneB2 := execAsync(newSess(t, nb), "ALTER TABLE t ADD INDEX ia (a)")
+	select {
+	case err := <-doneB:
+		t.Fatalf("node B's DDL ended while node A's job was under way: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	// The same index from node B: it waited, then found it public.
+	var se *errno.SQLError
+	if err := <-doneB2; !errors.As(err, &se) || se.Code != mysql.ErrDupKeyName {
+		t.Fatalf("node B's ADD INDEX ia after node A's: %v, want 1061", err)
+	}
+	tb := nb.catalog.InfoSchema().Table("test", "t")
+	if tb.Job != nil || tb.FindIndex("ia") == nil || tb.FindColumn("c") == nil {
+		t.Fatalf("after both DDLs: %+v", tb)
+	}
+	mustExec(t, sb, "ADMIN CHECK TABLE t")
 }
