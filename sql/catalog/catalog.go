@@ -15,9 +15,9 @@
 //     adjacent schema versions of a table, whose states are compatible.
 //     A job changes one state per version and, before the next, waits
 //     until every SQL node with a live schema-version record (nodes.go)
-//     records the new version. A node records a version only after
-//     publishing it, and publishing drains the commits checked against the
-//     older schema (ddlMu); a commit whose table changed since it was
+//     records the new version. A node records a version only once it
+//     published it and the commits it had checked against older schemas
+//     finished (gate.go); a commit whose table changed since it was
 //     planned fails (CommitGuard, 8028). A node whose record lapsed is no
 //     longer waited for, so it stops committing before that (8027).
 //   - One job per table at a time, recorded in the table (TableInfo.Job):

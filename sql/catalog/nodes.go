@@ -15,10 +15,10 @@ import (
 // Schema-version records: every registered SQL node keeps one in kv,
 // prefixNodeVersion + node id -> nodeVersionRecord, saying which schema
 // version it runs and until when the promise holds. A node writes version
-// v only after it published v (so every commit it had in flight under an
-// older version finished: see publish) and renews the record about every
-// second; the record lapses leaseTTL after the renewal began. A DDL that
-// moves a table to its next state first waits until every node whose
+// v only once it published v and every commit it had in flight under an
+// older version finished (commits.drained), and renews the record about
+// every second; the record lapses leaseTTL after the renewal began. A DDL
+// that moves a table to its next state first waits until every node whose
 // record has not lapsed shows its version (waitAllNodes).
 //
 // The lease is the other half: a node commits nothing that wrote tables
@@ -136,10 +136,11 @@ func (c *Catalog) renew(ctx context.Context) error {
 			return err
 		}
 		v := c.InfoSchema().Version()
-		if err := c.writeNodeRecord(ctx, v); err != nil {
+		drained := c.commits.drained()
+		if err := c.writeNodeRecord(ctx, drained); err != nil {
 			return err
 		}
-		c.recordedVersion.Store(v)
+		c.recordedVersion.Store(drained)
 		ts, err := c.store.CurrentTS(ctx)
 		if err != nil {
 			return err
@@ -230,19 +231,23 @@ func (c *Catalog) nodesBehind(ctx context.Context, version int64) ([]string, err
 	return behind, err
 }
 
-// waitAllNodes returns once every other live node runs schema version
-// version or later, or its record lapsed. This node needs no wait: it
-// published version before (and publish drains its commits). An
-// unregistered catalog (the embedded server: the only node) never waits.
+// waitAllNodes returns once this node and every other live node run
+// schema version version or later (no commit checked against an older
+// schema in flight), or the other node's record lapsed. This node is
+// judged from memory (it published version before); an unregistered
+// catalog (the embedded server: the only node) waits for itself only.
 // The wait is bounded: a node that cannot load the version cannot renew
 // its record either, so the record lapses within leaseTTL.
 func (c *Catalog) waitAllNodes(ctx context.Context, version int64) error {
-	if !c.registered.Load() {
-		return nil
-	}
 	deadline := time.Now().Add(3 * c.leaseTTL)
 	for {
-		behind, err := c.nodesBehind(ctx, version)
+		var behind []string
+		var err error
+		if d := c.commits.drained(); d < version {
+			behind = []string{fmt.Sprintf("this node@%d", d)}
+		} else if c.registered.Load() {
+			behind, err = c.nodesBehind(ctx, version)
+		}
 		if err == nil && len(behind) == 0 {
 			return nil
 		}

@@ -39,11 +39,10 @@ func autoIDKey(tableID int64) kv.Key {
 type Catalog struct {
 	store   kv.Storage
 	current atomic.Pointer[InfoSchema]
-	// ddlMu is held exclusively while a new schema is swapped in (publish)
-	// and shared by DML commits (CommitGuard): a swap waits for the commits
-	// in flight under the old schema, and every commit after it is checked
-	// against the new one.
-	ddlMu sync.RWMutex
+	// commits counts the DML commits in flight per schema version
+	// (CommitGuard), so the node knows when those checked against an older
+	// schema have all finished (gate.go).
+	commits commitGate
 
 	allocMu sync.Mutex
 	allocs  map[int64]*autoIDAllocator
@@ -158,19 +157,22 @@ func (c *Catalog) load(ctx context.Context, r kv.Retriever) (*InfoSchema, error)
 }
 
 // publish makes is the current schema unless a newer one is already
-// published (a DDL of this node and a reload may race). It holds ddlMu
-// exclusively, so it returns only once the commits checked against the
-// old schema have finished: from then on this node commits nothing
-// planned under an older definition of a table that changed (see
-// CommitGuard), which is what its schema-version record then promises.
+// published (a DDL of this node and a reload may race), and starts its
+// commit generation: commits from now on are checked against is, and once
+// those checked against older schemas finished (commits.drained) this node
+// commits nothing planned under an older definition of a changed table,
+// which is what its schema-version record then promises.
 func (c *Catalog) publish(is *InfoSchema) {
-	c.ddlMu.Lock()
+	c.commits.mu.Lock()
 	cur := c.current.Load()
 	swapped := cur == nil || cur.version < is.version
 	if swapped {
 		c.current.Store(is)
+		if old := c.commits.cur.Swap(&commitGen{version: is.version}); old != nil {
+			c.commits.retired = append(c.commits.retired, old)
+		}
 	}
-	c.ddlMu.Unlock()
+	c.commits.mu.Unlock()
 	if swapped && cur != nil && c.registered.Load() {
 		c.kickRenewal()
 	}
@@ -415,13 +417,13 @@ var ErrInfoSchemaExpired = errno.New(8027, "Information schema is out of date: t
 // CommitGuard runs commit if every table the transaction wrote still has
 // the definition the writes were planned with (the same *TableInfo).
 //
-// It holds ddlMu shared around the check and the commit, and a new schema
-// is swapped in under ddlMu held exclusively (publish), so a commit either
-// finishes before this node moves to a new schema version or is checked
-// against it: a transaction that wrote a table whose definition changed
-// fails with 8028 (ErrSchemaChanged), while DDL on other tables does not
-// disturb it. With the waits of online schema changes (job.go) this keeps
-// every commit within the two schema versions the cluster may be using.
+// The check and the commit count in the current commit generation, so the
+// node knows when every commit checked against an older schema finished
+// (publish never waits for them, and no commit waits for a publish): a
+// transaction that wrote a table whose definition changed fails with 8028
+// (ErrSchemaChanged), while DDL on other tables does not disturb it. With
+// the waits of online schema changes (job.go) this keeps every commit
+// within the two schema versions the cluster may be using.
 //
 // With several SQL nodes (Sync running), the guard first reloads the
 // schema when the stored version moved on (coalesced across commits), so
@@ -440,8 +442,8 @@ func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) 
 			return err
 		}
 	}
-	c.ddlMu.RLock()
-	defer c.ddlMu.RUnlock()
+	gen := c.commits.enter()
+	defer gen.leave()
 	if len(tables) > 0 && c.registered.Load() && !c.leaseValid() {
 		return ErrInfoSchemaExpired
 	}

@@ -58,7 +58,7 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
 		_, err := c.Refresh(rctx)
 		if err == nil && c.registered.Load() &&
-			(c.recordedVersion.Load() < c.InfoSchema().Version() || time.Since(lastRenewal) >= schemaLeaseRenewInterval) {
+			(c.recordedVersion.Load() < c.commits.drained() || time.Since(lastRenewal) >= schemaLeaseRenewInterval) {
 			if err = c.renew(rctx); err == nil {
 				lastRenewal = time.Now()
 			}
