@@ -24,6 +24,21 @@ const maxAutocommitRetries = 64
 // pessimistic transaction.
 const maxStatementRetries = 256
 
+// errReplan: the schema changed between planning a statement and fixing
+// the timestamp it reads at; it ran nothing and is planned again. A plan
+// is only as good as the schema it was made under, and that is known to
+// hold at the read timestamp only if the node still had that schema after
+// taking it: online schema changes wait for every node to load a state
+// before the next, so the plan's indexes were then at most one state old
+// (still maintained by every writer).
+var errReplan = errors.New("session: schema changed before the statement's read timestamp")
+
+// stalePlan reports whether plan was made under a schema older than the
+// one this node has now (call it once the read timestamp is fixed).
+func (s *Session) stalePlan(plan *planner.Statement) bool {
+	return plan.SchemaVersion != s.b.catalog.InfoSchema().Version()
+}
+
 // maxSchemaChangeRetries bounds the replans of an autocommit statement
 // whose table kept changing definition before it could commit (each
 // online schema change moves a table through a few versions).
@@ -49,15 +64,26 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 			switch plan.Root.(type) {
 			case *planner.Insert, *planner.Update, *planner.Delete:
 			default:
-				return s.runQuery(ctx, plan)
+				rs, err := s.runQuery(ctx, plan)
+				if errors.Is(err, errReplan) {
+					if attempt < maxSchemaChangeRetries {
+						plan = nil
+						continue
+					}
+					err = catalog.ErrSchemaChanged
+				}
+				return rs, err
 			}
 			autocommit := s.txn == nil && s.autocommit()
 			err := s.runDML(ctx, plan)
 			// An autocommit statement planned before a schema change of
 			// its table committed nothing: plan it again and rerun it.
-			if autocommit && errors.Is(err, catalog.ErrSchemaChanged) && attempt < maxSchemaChangeRetries {
+			if (errors.Is(err, errReplan) || autocommit && errors.Is(err, catalog.ErrSchemaChanged)) && attempt < maxSchemaChangeRetries {
 				plan = nil
 				continue
+			}
+			if errors.Is(err, errReplan) {
+				err = catalog.ErrSchemaChanged
 			}
 			return nil, err
 		}
@@ -185,6 +211,10 @@ func (s *Session) runQuery(ctx context.Context, plan *planner.Statement) (Result
 	if err != nil {
 		return nil, toSQLError(err)
 	}
+	if s.stalePlan(plan) {
+		_ = txn.Rollback()
+		return nil, errReplan
+	}
 	ec := s.newExecContext(ctx, txn, plan)
 	return s.openResult(ec, plan, fields, func() { _ = txn.Rollback() })
 }
@@ -215,6 +245,9 @@ func (s *Session) inStatement(ctx context.Context, fn func(ec *executor.Context)
 		ts, err := s.b.store.CurrentTS(ctx)
 		if err != nil {
 			return toSQLError(err)
+		}
+		if s.stalePlan(plan) {
+			return errReplan
 		}
 		txn.SetReadTS(ts)
 		h := txn.Staging()
@@ -270,9 +303,15 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	}
 	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
 	if s.txn != nil {
-		s.noteWrite(plan)
+		// The definition the statement's writes were planned with is
+		// noted once it wrote them (a statement replanned or failed
+		// wrote nothing).
 		if s.txn.Mode() == kv.Pessimistic {
-			return s.inStatement(ctx, run, plan)
+			err := s.inStatement(ctx, run, plan)
+			if err == nil {
+				s.noteWrite(plan)
+			}
+			return err
 		}
 		h := s.txn.Staging()
 		ec := s.newExecContext(ctx, s.txn, plan)
@@ -281,6 +320,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 			return toSQLError(err)
 		}
 		s.txn.Release(h)
+		s.noteWrite(plan)
 		s.statementDone(ec)
 		return nil
 	}
@@ -291,6 +331,10 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 		txn, err := s.b.store.Begin(ctx, opts)
 		if err != nil {
 			return toSQLError(err)
+		}
+		if s.stalePlan(plan) {
+			_ = txn.Rollback()
+			return errReplan
 		}
 		ec := s.newExecContext(ctx, txn, plan)
 		err = run(ec)

@@ -44,7 +44,7 @@ type builder struct {
 
 // Build plans a DML or query statement.
 func Build(ctx *Context, node ast.StmtNode) (*Statement, error) {
-	b := &builder{ctx: ctx, stmt: &Statement{}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
+	b := &builder{ctx: ctx, stmt: &Statement{SchemaVersion: ctx.Schema.Version()}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
 	b.collectParams(node)
 	var err error
 	switch x := node.(type) {
@@ -698,7 +698,7 @@ func selectHasAgg(sel *ast.SelectStmt) bool {
 // BuildScalar builds an expression that reads no table (SET values, DO).
 // Bare identifiers (SET x = ON) are not columns here; callers handle them.
 func BuildScalar(ctx *Context, node ast.ExprNode) (expression.Expr, *Statement, error) {
-	b := &builder{ctx: ctx, stmt: &Statement{}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
+	b := &builder{ctx: ctx, stmt: &Statement{SchemaVersion: ctx.Schema.Version()}, paramIndex: map[*driver.ParamMarkerExpr]int{}, used: map[*OutputColumn]bool{}}
 	b.collectParams(node)
 	e, err := b.expr(&scope{}, node)
 	if err != nil {

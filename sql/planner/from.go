@@ -334,7 +334,7 @@ func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias str
 		return nil, nil, errno.New(mysql.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s)", db, t.Name)
 	}
 	saved := b.ctx
-	b.ctx = &Context{Schema: saved.Schema, CurrentDB: db}
+	b.ctx = &Context{Schema: saved.Schema, CurrentDB: db, ReadTS: saved.ReadTS}
 	b.viewDepth++
 	child := &scope{parent: s.parent}
 	p, err := b.buildResultSet(child, stmts[0].(ast.ResultSetNode))

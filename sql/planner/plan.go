@@ -263,9 +263,11 @@ type Explain struct {
 // Statement is a planned statement: the root plan, the subquery plans its
 // expressions refer to by ID, and whether it reads for update.
 type Statement struct {
-	Root       Plan
-	Subqueries []*SubqueryPlan
-	NumParams  int
+	// SchemaVersion is the version of the schema it was planned under.
+	SchemaVersion int64
+	Root          Plan
+	Subqueries    []*SubqueryPlan
+	NumParams     int
 	// NumSlots is the number of index-join slots the executor provides.
 	NumSlots  int
 	ReadOnly  bool
