@@ -537,3 +537,50 @@ func TestDDLsOnOneTableFromTwoNodesAreSerialized(t *testing.T) {
 	}
 	mustExec(t, sb, "ADMIN CHECK TABLE t")
 }
+
+// A job left midway by its node (stopped as if the node died) is settled
+// by the background check of the syncing nodes without another DDL on its
+// table: the ADD INDEX is rolled back.
+func TestOrphanedJobSettledInBackground(t *testing.T) {
+	st, _ := openProbe(t)
+	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
+	na, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer na.Close()
+	nb, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	sa, sb := newSess(t, na), newSess(t, nb)
+	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, sa, "INSERT INTO t VALUES (1, 1), (2, 2)")
+	catalog.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
+		return !tb.Job.RollingBack && tb.IndexByID(tb.Job.Objects[0]).State == catalog.StateWriteOnly
+	})
+	defer catalog.SetJobInterrupt(nil)
+	if _, err := sa.Execute(context.Background(), "ALTER TABLE t ADD INDEX ia (a)"); err == nil {
+		t.Fatal("the interrupted ADD INDEX succeeded")
+	}
+	mustExec(t, sb, "INSERT INTO t VALUES (3, 3)")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tb := nb.catalog.InfoSchema().Table("test", "t")
+		if tb.Job == nil {
+			if len(tb.Indices) != 1 {
+				t.Fatalf("settled job left indexes %v", tb.Indices)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %+v still under way", tb.Job)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustExec(t, sb, "ADMIN CHECK TABLE t")
+	catalog.SetJobInterrupt(nil)
+	mustExec(t, sa, "ALTER TABLE t ADD INDEX ia (a)")
+	mustExec(t, sb, "ADMIN CHECK TABLE t")
+}

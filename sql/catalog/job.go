@@ -430,6 +430,35 @@ func (c *Catalog) ownerAlive(ctx context.Context, job *SchemaJob) (bool, error) 
 	return c.nodeAlive(ctx, job.Owner)
 }
 
+// orphanCheckInterval: how often a syncing node looks for jobs whose node
+// is gone, so they do not wait for the next DDL on their table.
+const orphanCheckInterval = 2 * time.Second
+
+// settleOrphans settles every job of this node's schema whose node is gone
+// (the background check of Sync; the next DDL on the table would do it
+// too). Nodes racing for one job: one takes it over, the others find it
+// taken.
+func (c *Catalog) settleOrphans(ctx context.Context) error {
+	for _, db := range c.InfoSchema().DBs() {
+		for _, t := range c.InfoSchema().Tables(db.Name) {
+			if t.Job == nil {
+				continue
+			}
+			alive, err := c.ownerAlive(ctx, t.Job)
+			if err != nil {
+				return err
+			}
+			if alive {
+				continue
+			}
+			if err := c.takeOver(ctx, t); err != nil {
+				return fmt.Errorf("table %s.%s: %w", db.Name, t.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // takeOver makes this node the owner of t's job, turning an ADD into its
 // rollback, and runs it to its end.
 func (c *Catalog) takeOver(ctx context.Context, t *TableInfo) error {

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,13 +49,28 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failing := false
-	lastRenewal := time.Now()
+	lastRenewal, lastOrphanCheck := time.Now(), time.Now()
+	var settling sync.WaitGroup
+	defer settling.Wait()
+	var settlingNow atomic.Bool
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-c.renewKick:
+		}
+		if c.registered.Load() && time.Since(lastOrphanCheck) >= orphanCheckInterval && !settlingNow.Load() {
+			lastOrphanCheck = time.Now()
+			settlingNow.Store(true)
+			settling.Add(1)
+			go func() {
+				defer settling.Done()
+				defer settlingNow.Store(false)
+				if err := c.settleOrphans(ctx); err != nil && ctx.Err() == nil && log != nil {
+					log.Warn("settling a schema change left by a gone SQL node failed", "err", err)
+				}
+			}()
 		}
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
 		_, err := c.Refresh(rctx)
