@@ -34,9 +34,10 @@ import (
 // The job is recorded in its table (TableInfo.Job) with the node driving
 // it: one job per table at a time; any other DDL that would change the
 // table waits for it, or settles it when its node is gone (its record
-// lapsed, or it is this node and the job no longer runs here). Settling
-// rolls an ADD back (absent again, entries queued for GC) and a DROP
-// forward; either way through the remaining states with their waits.
+// lapsed, or it is this node and the job no longer runs here); syncing
+// nodes also look for such jobs in the background (settleOrphans).
+// Settling rolls an ADD back (absent again, entries queued for GC) and a
+// DROP forward; either way through the remaining states with their waits.
 // Meanwhile readers never see the non-public object and writers keep
 // maintaining it, so a job left midway costs writes, never correctness.
 
