@@ -33,6 +33,9 @@ import (
 // that passed its check with lease left but takes longer than that margin
 // to reach the store may land after a DDL stopped waiting for its node.
 
+// prefixNodeVersion follows the meta prefixes of the catalog (m\x00..m\x03),
+// the session's globals (m\x04), the GC lease (m\x05) and the delete-range
+// queue (m\x06).
 var prefixNodeVersion = kv.Key("m\x07sv")
 
 func nodeVersionKey(node string) kv.Key {
