@@ -17,7 +17,9 @@ import (
 //   - the schema: the catalog reloads it when the stored schema version
 //     moved (a background refresh every Config.SchemaSyncInterval, before
 //     every commit that wrote tables, and when a statement names a table,
-//     database or column this node does not know yet);
+//     database or column this node does not know yet); the node registers
+//     a schema-version record that online schema changes wait for, renewed
+//     with the refresh, and holds a schema lease (catalog/nodes.go);
 //   - global system variables: SET GLOBAL persists the value in kv (under
 //     globalVarPrefix), every node loads them at start and re-reads them
 //     on the same interval, so `set global tidb_enable_1pc = 0` sent
