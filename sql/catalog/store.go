@@ -253,6 +253,11 @@ func (m *Mutator) checkJob(id int64) error {
 	return &jobBusyError{table: old}
 }
 
+// RequireNoJob fails, so that the DDL waits for or settles the job and
+// then runs again, when t has an online schema change under way other
+// than this DDL's own: call it before judging t.
+func (m *Mutator) RequireNoJob(t *TableInfo) error { return m.checkJob(t.ID) }
+
 // DropDB removes a database and its tables' records.
 func (m *Mutator) DropDB(db *DBInfo) error {
 	for _, t := range m.next.Tables(db.Name) {

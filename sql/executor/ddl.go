@@ -417,6 +417,11 @@ func (d *DDL) tableFor(m *catalog.Mutator, tn *ast.TableName) (*catalog.DBInfo, 
 	if t == nil {
 		return db, nil, errno.NewStd(mysql.ErrNoSuchTable, dbName, tn.Name.O)
 	}
+	// A DDL judges the table once no other schema change is under way on
+	// it (an index being dropped still covers its column, for one).
+	if err := m.RequireNoJob(t); err != nil {
+		return db, nil, err
+	}
 	return db, t, nil
 }
 
