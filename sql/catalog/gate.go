@@ -44,6 +44,15 @@ func (gen *commitGen) leave() { gen.n.Add(-1) }
 func (g *commitGate) drained() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.prune()
+	if len(g.retired) > 0 {
+		return g.retired[0].version
+	}
+	return g.cur.Load().version
+}
+
+// prune forgets the retired generations with no commit left (under mu).
+func (g *commitGate) prune() {
 	kept := g.retired[:0]
 	for _, r := range g.retired {
 		if r.n.Load() > 0 {
@@ -52,8 +61,4 @@ func (g *commitGate) drained() int64 {
 	}
 	clear(g.retired[len(kept):])
 	g.retired = kept
-	if len(kept) > 0 {
-		return kept[0].version
-	}
-	return g.cur.Load().version
 }

@@ -169,6 +169,7 @@ func (c *Catalog) publish(is *InfoSchema) {
 	if swapped {
 		c.current.Store(is)
 		if old := c.commits.cur.Swap(&commitGen{version: is.version}); old != nil {
+			c.commits.prune()
 			c.commits.retired = append(c.commits.retired, old)
 		}
 	}
