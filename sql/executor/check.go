@@ -56,14 +56,17 @@ func CheckTable(ctx context.Context, txn kv.Txn, t *catalog.TableInfo) error {
 		}
 		n := 0
 		for it.Valid() {
-			v, ok := want[i][string(it.Key())]
+			key := []byte(it.Key())
+			v, ok := want[i][string(key)]
 			if !ok {
+				err := fmt.Errorf("index %s has an entry %x with no row", idx.Name, key)
 				it.Close()
-				return fmt.Errorf("index %s has an entry %x with no row", idx.Name, []byte(it.Key()))
+				return err
 			}
 			if v != string(it.Value()) {
+				err := fmt.Errorf("index %s entry %x points at the wrong row", idx.Name, key)
 				it.Close()
-				return fmt.Errorf("index %s entry %x points at the wrong row", idx.Name, []byte(it.Key()))
+				return err
 			}
 			n++
 			if err := it.Next(); err != nil {
