@@ -11,7 +11,8 @@
 #
 # Usage: scripts/bench-tpcc.sh
 # Env:   WAREHOUSES=4 THREADS=16 TIME=60 (seconds) PREPARE_THREADS=4
-#        TARGETS="shoal mariadb"  SHOAL_BIN=path (prebuilt binary)
+#        TARGETS="shoal mariadb"  (add "cluster": a `shoal playground`, 3 PD, 3
+#        stores, 3 replicas, 2 SQL nodes behind HAProxy)  SHOAL_BIN=path (prebuilt binary)
 #        CHECK=1 (prepare with go-tpc's check, and `check` after the run)
 #        GO_TPC=path (go-tpc binary; default: scripts/go-tpc-path.sh builds it)
 #        MARIADB_BUFFER_POOL=1G  KEEP=1 (keep the temp dir)  OUT=file.md (also write the table there)
@@ -29,6 +30,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/shoal-bench-tpcc.XXXXXX)
 SHOAL_PID=""
 MARIADB_PID=""
+CLUSTER_PID=""
 
 log() { echo "[bench-tpcc $(date +%H:%M:%S)] $*" >&2; }
 
@@ -40,7 +42,7 @@ stop() { # pid...
 	done
 }
 cleanup() {
-	stop $SHOAL_PID $MARIADB_PID
+	stop $SHOAL_PID $MARIADB_PID $CLUSTER_PID
 	if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -88,7 +90,11 @@ for t in $TARGETS; do
 	P95[$t]=$(sed -n 's/^\[Summary\] NEW_ORDER .*95th(ms): \([0-9.]*\),.*/\1/p' "$WORK/$t.run.log")
 	: "${TPMC[$t]:=n/a}" "${TPMT[$t]:=n/a}" "${P95[$t]:=n/a}"
 	# One server at a time: the machine is small.
-	if [ "$t" = shoal ]; then stop $SHOAL_PID; SHOAL_PID=""; else stop $MARIADB_PID; MARIADB_PID=""; fi
+	case $t in
+	shoal) stop $SHOAL_PID; SHOAL_PID="" ;;
+	cluster) stop $CLUSTER_PID; CLUSTER_PID="" ;;
+	*) stop $MARIADB_PID; MARIADB_PID="" ;;
+	esac
 done
 
 ratio() {
@@ -106,4 +112,7 @@ ratio() {
 	done
 	echo
 	echo "tpmC ratio shoal/MariaDB: $(ratio "${TPMC[shoal]:-}" "${TPMC[mariadb]:-}")"
+	case " $TARGETS " in *" cluster "*)
+		echo "tpmC ratio cluster/MariaDB: $(ratio "${TPMC[cluster]:-}" "${TPMC[mariadb]:-}")" ;;
+	esac
 } | tee ${OUT:+"$OUT"}
