@@ -626,3 +626,47 @@ func TestAsyncCommitAcrossRegions(t *testing.T) {
 		}
 	}
 }
+
+// A reader that meets a secondary lock whose primary is not prewritten yet
+// (the regions of one prewrite are written in parallel) waits instead of
+// rolling the transaction back while that lock is alive; the transaction
+// then commits (it used to fail at its primary's prewrite: rolled back).
+func TestSecondaryBeforePrimaryNotRolledBack(t *testing.T) {
+	e := newEnv(t, envOpts{cluster: fourRegions})
+	ctx := testCtx(t)
+	e.write(t, ctx, false, "a", "old", "c", "old")
+	start := e.ts(t)
+	// The secondary (c, region 2) lands first; the primary (a) later.
+	_, err := e.cl.KvPrewrite(ctx, kvrpc.PrewriteRequest{Mutations: []kvrpc.Mutation{{Op: kvrpc.OpPut, Key: []byte("c"), Value: []byte("new")}},
+		PrimaryLock: []byte("a"), StartTS: start, LockTTL: 20000})
+	must(t, err)
+	read := make(chan string, 1)
+	go func() {
+		txn, err := e.s.Begin(ctx, kv.TxnOptions{})
+		if err != nil {
+			read <- err.Error()
+			return
+		}
+		defer txn.Rollback()
+		v, err := txn.Get(ctx, kv.Key("c"))
+		if err != nil {
+			read <- err.Error()
+			return
+		}
+		read <- string(v)
+	}()
+	time.Sleep(300 * time.Millisecond) // the reader meets c's lock and waits
+	_, err = e.cl.KvPrewrite(ctx, kvrpc.PrewriteRequest{Mutations: []kvrpc.Mutation{{Op: kvrpc.OpPut, Key: []byte("a"), Value: []byte("new")}},
+		PrimaryLock: []byte("a"), StartTS: start, LockTTL: 20000})
+	must(t, err)
+	_, err = e.cl.KvCommit(ctx, kvrpc.CommitRequest{Keys: [][]byte{[]byte("a"), []byte("c")}, Primary: []byte("a"), StartTS: start, CommitTS: e.ts(t)})
+	must(t, err)
+	// The reader began before the commit: it sees the old value, once the
+	// lock is settled.
+	if got := <-read; got != "old" {
+		t.Fatalf("reader got %q", got)
+	}
+	if got := e.get(t, ctx, "c"); got != "new" {
+		t.Fatalf("after the commit: c = %q", got)
+	}
+}

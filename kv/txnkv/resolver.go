@@ -47,10 +47,21 @@ func (s *Storage) resolve(ctx context.Context, callerTS uint64, locks []*kvrpc.L
 	for _, l := range locks {
 		st, ok := cache[l.LockTS]
 		if !ok {
+			// A primary that is not locked yet may still be on its way (a
+			// prewrite's regions are written in parallel): only once the
+			// lock met here has expired may the transaction be rolled back
+			// for good (a rollback record on the primary), else it counts
+			// as alive.
 			resp, err := s.store.KvCheckTxnStatus(ctx, kvrpc.CheckTxnStatusRequest{
 				PrimaryKey: l.Primary, LockTS: l.LockTS, CallerStartTS: callerTS,
-				CurrentTS: currentTS, RollbackIfNotExist: true,
+				CurrentTS: currentTS, RollbackIfNotExist: lockExpired(l, currentTS),
 			})
+			var nf *kvrpc.TxnLockNotFoundError
+			if errors.As(err, &nf) {
+				cache[l.LockTS] = status{alive: true}
+				minAlive = min(minAlive, l.LockTS)
+				continue
+			}
 			if err != nil {
 				return minAlive, err
 			}
