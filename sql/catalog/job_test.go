@@ -282,3 +282,20 @@ func TestJobOfDeadNodeIsRolledBack(t *testing.T) {
 		t.Fatalf("after settling: job %+v, %d indexes, comment %q", got.Job, len(got.Indices), got.Comment)
 	}
 }
+
+// A node whose renewals failed for a while (the TSO or the stores were
+// out) renews when a commit finds the lease lapsed, and the commit goes
+// through instead of failing with 8027.
+func TestLapsedLeaseRenewsOnCommit(t *testing.T) {
+	_, a, _ := twoRegistered(t, defaultSchemaLeaseTTL)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Sync(ctx, time.Hour, nil) }()
+	defer func() { cancel(); <-done }()
+	tb := createTable(t, a)
+	tables := map[int64]*TableInfo{tb.ID: tb}
+	a.leaseStart.Store(a.leaseClock() - int64(a.leaseTTL))
+	if err := a.CommitGuard(tables, func() error { return nil }); err != nil {
+		t.Fatalf("commit with a lapsed lease that can renew: %v", err)
+	}
+}

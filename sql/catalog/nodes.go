@@ -51,7 +51,16 @@ type nodeVersionRecord struct {
 }
 
 const (
-	defaultSchemaLeaseTTL = 10 * time.Second
+	// defaultSchemaLeaseTTL: a node commits for half of it after its last
+	// renewal began, so a PD leader failover (several seconds without
+	// timestamps, hence without renewals) does not stop commits; a DDL
+	// waits at most this long for a node that died without deregistering
+	// (TiDB's schema lease is 45 s).
+	defaultSchemaLeaseTTL = 30 * time.Second
+	// leaseRenewWait: how long a commit that finds the lease lapsed waits
+	// for a renewal before it fails with 8027 (the renewal loop runs every
+	// second, and is kicked at once).
+	leaseRenewWait = 2 * time.Second
 	// schemaLeaseRenewInterval: how often a registered node renews its
 	// record when nothing changed.
 	schemaLeaseRenewInterval = time.Second
@@ -87,6 +96,17 @@ func (c *Catalog) leaseClock() int64 { return int64(time.Since(c.clockBase)) }
 // leaseValid reports whether this node may still commit under its schema.
 func (c *Catalog) leaseValid() bool {
 	return time.Duration(c.leaseClock()-c.leaseStart.Load()) < c.leaseTTL-c.commitLeaseMargin()
+}
+
+// awaitLease kicks a renewal and waits up to d for the lease to be valid
+// again (a commit after an outage of the TSO or the stores renews first
+// rather than failing).
+func (c *Catalog) awaitLease(d time.Duration) {
+	c.kickRenewal()
+	deadline := time.Now().Add(d)
+	for !c.leaseValid() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (c *Catalog) kickRenewal() {

@@ -448,6 +448,9 @@ func (c *Catalog) CommitGuard(tables map[int64]*TableInfo, commit func() error) 
 			return err
 		}
 	}
+	if len(tables) > 0 && c.registered.Load() && !c.leaseValid() {
+		c.awaitLease(leaseRenewWait)
+	}
 	gen := c.commits.enter()
 	defer gen.leave()
 	if len(tables) > 0 && c.registered.Load() && !c.leaseValid() {
