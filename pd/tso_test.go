@@ -97,6 +97,9 @@ func TestTSOAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Close waits for a background window save, which would otherwise race
+	// the removal of the temporary directory.
+	defer l2.Close()
 	ts, _ := l2.GetTS(ctx)
 	if ts <= last {
 		t.Fatalf("after restart ts %d <= %d", ts, last)
@@ -112,6 +115,7 @@ func TestTSOConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer l.Close()
 	var mu sync.Mutex
 	seen := map[uint64]bool{}
 	var wg sync.WaitGroup
