@@ -15,10 +15,7 @@ import (
 // for the message and panic).
 func TestAdminCheckReportsOrphanEntries(t *testing.T) {
 	st, _ := openProbe(t)
-	b, err := NewBackend(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, st, Config{})
 	s := newSess(t, b)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, a INT, KEY ia (a))")
 	mustExec(t, s, "INSERT INTO t VALUES (1, 10), (2, 20)")

@@ -71,6 +71,17 @@ func mustExec(t *testing.T, s Conn, sql string) {
 	}
 }
 
+// newNode starts a SQL node (a Backend) on st, closed when the test ends.
+func newNode(t *testing.T, st kv.Storage, cfg Config) *Backend {
+	t.Helper()
+	b, err := NewBackend(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
 func newSess(t *testing.T, b *Backend) *Session {
 	t.Helper()
 	c, err := b.NewSession(context.Background(), "root", "127.0.0.1", "test")
@@ -84,10 +95,7 @@ func newSess(t *testing.T, b *Backend) *Session {
 // explicit transactions.
 func TestEnable1PCTakesEffect(t *testing.T) {
 	_, p := openProbe(t)
-	b, err := NewBackend(p, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, p, Config{})
 	s := newSess(t, b)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY)")
 	mustExec(t, s, "INSERT INTO t VALUES (1)")
@@ -110,10 +118,7 @@ func TestEnable1PCTakesEffect(t *testing.T) {
 // tidb_prepared_plan_cache_size bounds the plans a session keeps.
 func TestPlanCacheSizeBounds(t *testing.T) {
 	st, _ := openProbe(t)
-	b, err := NewBackend(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, st, Config{})
 	s := newSess(t, b)
 	ctx := context.Background()
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
@@ -155,14 +160,11 @@ func TestPlanCacheSizeBounds(t *testing.T) {
 // A region the client gave up on reaches the client as 9005.
 func TestRegionUnavailableIs9005(t *testing.T) {
 	_, p := openProbe(t)
-	b, err := NewBackend(p, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, p, Config{})
 	s := newSess(t, b)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY)")
 	p.commitErr = fmt.Errorf("region 2: %w", kv.ErrRegionUnavailable)
-	_, err = s.Execute(context.Background(), "INSERT INTO t VALUES (1)")
+	_, err := s.Execute(context.Background(), "INSERT INTO t VALUES (1)")
 	var se *errno.SQLError
 	if !errors.As(err, &se) || se.Code != 9005 || se.State != "HY000" {
 		t.Fatalf("got %v, want 9005 (HY000)", err)
@@ -174,16 +176,8 @@ func TestRegionUnavailableIs9005(t *testing.T) {
 func TestTwoNodesShareSchemaAndGlobals(t *testing.T) {
 	st, _ := openProbe(t)
 	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
-	a, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := newNode(t, st, cfg)
+	b := newNode(t, st, cfg)
 	sa, sb := newSess(t, a), newSess(t, b)
 	mustExec(t, sa, "CREATE DATABASE d2")
 	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
@@ -199,7 +193,7 @@ func TestTwoNodesShareSchemaAndGlobals(t *testing.T) {
 	mustExec(t, sb, "BEGIN")
 	mustExec(t, sb, "INSERT INTO t (v) VALUES (3)")
 	mustExec(t, sa, "ALTER TABLE t ADD COLUMN w INT")
-	_, err = sb.Execute(context.Background(), "COMMIT")
+	_, err := sb.Execute(context.Background(), "COMMIT")
 	var se *errno.SQLError
 	if !errors.As(err, &se) || se.Code != 8028 {
 		t.Fatalf("commit after another node's DDL: %v, want 8028", err)

@@ -194,16 +194,8 @@ func (w *ddlRaceWorker) step() {
 func TestOnlineDDLAcrossNodes(t *testing.T) {
 	st, _ := openProbe(t)
 	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
-	na, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer na.Close()
-	nb, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
+	na := newNode(t, st, cfg)
+	nb := newNode(t, st, cfg)
 	ddl := newSess(t, na)
 	mustExec(t, ddl, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
 
@@ -341,10 +333,7 @@ func TestOnlineDDLAcrossNodes(t *testing.T) {
 // queues the entries it wrote for GC.
 func TestAddUniqueIndexDuplicateRollsBack(t *testing.T) {
 	st, _ := openProbe(t)
-	b, err := NewBackend(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, st, Config{})
 	s := newSess(t, b)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	var vals []string
@@ -353,7 +342,7 @@ func TestAddUniqueIndexDuplicateRollsBack(t *testing.T) {
 	}
 	mustExec(t, s, "INSERT INTO t VALUES "+strings.Join(vals, ","))
 	mustExec(t, s, fmt.Sprintf("INSERT INTO t VALUES (%d, 7)", 10*backfillBatchForTest))
-	_, err = s.Execute(context.Background(), "ALTER TABLE t ADD UNIQUE INDEX ua (a)")
+	_, err := s.Execute(context.Background(), "ALTER TABLE t ADD UNIQUE INDEX ua (a)")
 	var se *errno.SQLError
 	if !errors.As(err, &se) || se.Code != mysql.ErrDupEntry {
 		t.Fatalf("ADD UNIQUE INDEX over a duplicate: %v, want 1062", err)
@@ -455,10 +444,7 @@ func waitFor(t *testing.T, what string, ch <-chan struct{}) {
 // way (the DDL holds no lock across its steps).
 func TestDMLCommitsDuringAddIndexOnSameNode(t *testing.T) {
 	st, _ := openProbe(t)
-	b, err := NewBackend(st, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newNode(t, st, Config{})
 	s, ddl := newSess(t, b), newSess(t, b)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, s, "INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
@@ -496,16 +482,8 @@ func TestDMLCommitsDuringAddIndexOnSameNode(t *testing.T) {
 func TestDDLsOnOneTableFromTwoNodesAreSerialized(t *testing.T) {
 	st, _ := openProbe(t)
 	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
-	na, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer na.Close()
-	nb, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
+	na := newNode(t, st, cfg)
+	nb := newNode(t, st, cfg)
 	sa, sb := newSess(t, na), newSess(t, nb)
 	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, sa, "INSERT INTO t VALUES (1, 1), (2, 2)")
@@ -544,16 +522,8 @@ func TestDDLsOnOneTableFromTwoNodesAreSerialized(t *testing.T) {
 func TestOrphanedJobSettledInBackground(t *testing.T) {
 	st, _ := openProbe(t)
 	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
-	na, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer na.Close()
-	nb, err := NewBackend(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
+	na := newNode(t, st, cfg)
+	nb := newNode(t, st, cfg)
 	sa, sb := newSess(t, na), newSess(t, nb)
 	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, sa, "INSERT INTO t VALUES (1, 1), (2, 2)")
