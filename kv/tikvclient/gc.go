@@ -109,8 +109,10 @@ func (c *Client) eachRegion(ctx context.Context, start, end []byte,
 	call func(ctx context.Context, cl tikvpb.TikvClient, rctx *kvrpcpb.Context, s, e []byte) (*errorpb.RegionError, error),
 ) (int, error) {
 	regions := 0
+	// One backoffer per region, kept across its retries: a new one per
+	// attempt would reset the budget and retry a failing region forever.
+	bo := c.newBackoffer()
 	for {
-		bo := c.newBackoffer()
 		r, err := c.locateRetry(ctx, bo, func() (*region, error) { return c.cache.locate(ctx, start) })
 		if err != nil {
 			return regions, err
@@ -129,6 +131,7 @@ func (c *Client) eachRegion(ctx context.Context, start, end []byte,
 		if start = nextStart(r, end); start == nil {
 			return regions, nil
 		}
+		bo = c.newBackoffer()
 	}
 }
 

@@ -3,6 +3,7 @@ package tikvclient_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/store/kvrpc"
@@ -78,5 +79,24 @@ func TestScanLocksAndGCAcrossRegions(t *testing.T) {
 	must(t, err)
 	if st != (tikvclient.GCStats{Regions: 2, Keys: 1}) { // [b, d) and [d, f)
 		t.Fatalf("second GC over [c, e) = %+v", st)
+	}
+}
+
+// A range command over a region that never answers gives up after the
+// client's backoff budget for that region, not at the caller's deadline:
+// each region keeps one budget across its retries (a fresh one per retry
+// once made GC and DeleteRange retry a dead store until the round's
+// context ended, which for the GC worker is never).
+func TestRangeCommandGivesUpOnDeadRegion(t *testing.T) {
+	e := newEnv(t, envOpts{cluster: fourRegions, client: tikvclient.Options{MaxBackoff: 500 * time.Millisecond, RPCTimeout: 200 * time.Millisecond}})
+	ctx := testCtx(t)
+	e.write(t, ctx, false, "a", "1", "c", "1")
+	e.c.StoreByID(leaderOf("c")).Stop()
+	sp := e.ts(t)
+	if _, err := e.cl.GC(ctx, sp, nil, nil); err == nil || ctx.Err() != nil {
+		t.Fatalf("GC with region [b, d) down: err %v, ctx %v; want the client's error before the test's deadline", err, ctx.Err())
+	}
+	if _, err := e.cl.DeleteRange(ctx, []byte("b"), []byte("d")); err == nil || ctx.Err() != nil {
+		t.Fatalf("DeleteRange with region [b, d) down: err %v, ctx %v", err, ctx.Err())
 	}
 }
