@@ -105,8 +105,8 @@ type batchStream struct {
 	broken  bool
 }
 
-func newBatchConn(ctx context.Context, wg *sync.WaitGroup, addr string, cc *grpc.ClientConn, wait time.Duration) *batchConn {
-	b := &batchConn{addr: addr, unary: tikvpb.NewTikvClient(cc), wait: wait, ctx: ctx, wg: wg,
+func newBatchConn(ctx context.Context, wg *sync.WaitGroup, addr string, unary tikvpb.TikvClient, wait time.Duration) *batchConn {
+	b := &batchConn{addr: addr, unary: unary, wait: wait, ctx: ctx, wg: wg,
 		notify: make(chan struct{}, 1)}
 	wg.Add(1)
 	go func() {
@@ -201,12 +201,11 @@ func (b *batchConn) sendLoop() {
 			return
 		}
 		for {
-			var cancels []uint64
-			batch, cancels = b.take(batch[:0])
+			batch, cancels, full := b.take(batch[:0])
 			if len(batch) == 0 && len(cancels) == 0 {
 				break
 			}
-			if b.wait > 0 && len(batch) > 0 && len(batch) < maxBatchSize {
+			if b.wait > 0 && len(batch) > 0 && !full {
 				// Few requests were pending: give others a moment to join.
 				if timer == nil {
 					timer = time.NewTimer(b.wait)
@@ -214,11 +213,11 @@ func (b *batchConn) sendLoop() {
 					timer.Reset(b.wait)
 				}
 			collect:
-				for len(batch) < maxBatchSize {
+				for !full {
 					select {
 					case <-b.notify:
 						var more []uint64
-						batch, more = b.take(batch)
+						batch, more, full = b.take(batch)
 						cancels = append(cancels, more...)
 					case <-timer.C:
 						break collect
@@ -235,8 +234,10 @@ func (b *batchConn) sendLoop() {
 }
 
 // take moves queued requests (those still wanted) into batch, up to the
-// message's bounds, and returns the pending cancellations.
-func (b *batchConn) take(batch []*batchEntry) ([]*batchEntry, []uint64) {
+// message's bounds, and returns the pending cancellations and whether the
+// batch reached a bound. What stays queued goes in the sender's next
+// message: the sender takes until the queue is empty.
+func (b *batchConn) take(batch []*batchEntry) (_ []*batchEntry, cancels []uint64, full bool) {
 	size := 0
 	for _, e := range batch {
 		size += e.size
@@ -246,6 +247,7 @@ func (b *batchConn) take(batch []*batchEntry) ([]*batchEntry, []uint64) {
 	n := 0
 	for _, e := range b.queue {
 		if len(batch) >= maxBatchSize || (len(batch) > 0 && size+e.size > maxBatchBytes) {
+			full = true
 			break
 		}
 		n++
@@ -258,12 +260,9 @@ func (b *batchConn) take(batch []*batchEntry) ([]*batchEntry, []uint64) {
 	rest := copy(b.queue, b.queue[n:])
 	clear(b.queue[rest:])
 	b.queue = b.queue[:rest]
-	if rest > 0 {
-		b.wake() // more to send after this message
-	}
-	cancels := b.cancels
+	cancels = b.cancels
 	b.cancels = nil
-	return batch, cancels
+	return batch, cancels, full || len(batch) >= maxBatchSize
 }
 
 // send sends one message, opening the stream if there is none.

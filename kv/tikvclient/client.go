@@ -166,18 +166,19 @@ type connPool struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	mu     sync.Mutex
+	// mu is read-locked on every command (a store's connections are dialled
+	// once), write-locked to dial a new store and to close.
+	mu     sync.RWMutex
 	conns  map[string][]storeConn
 	next   atomic.Uint64
 	closed bool
 }
 
-// storeConn is one connection to a store: unary calls, and the batch
-// stream over it (nil with DisableBatch).
+// storeConn is one connection to a store and the client its commands go
+// through: the batch stream over it, or unary calls with DisableBatch.
 type storeConn struct {
-	cc    *grpc.ClientConn
-	unary tikvpb.TikvClient
-	batch *batchConn
+	cc     *grpc.ClientConn
+	client tikvpb.TikvClient
 }
 
 func (p *connPool) init(o Options) {
@@ -190,44 +191,63 @@ func (p *connPool) init(o Options) {
 // use) if needed. Its kv commands go on a batch stream unless
 // DisableBatch.
 func (p *connPool) get(addr string) (tikvpb.TikvClient, error) {
+	p.mu.RLock()
+	cs, closed := p.conns[addr], p.closed
+	p.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if cs == nil {
+		var err error
+		if cs, err = p.dial(addr); err != nil {
+			return nil, err
+		}
+	}
+	return cs[p.next.Add(1)%uint64(len(cs))].client, nil
+}
+
+// dial opens ConnsPerStore connections to addr (once: a concurrent dial's
+// are kept if it came first).
+func (p *connPool) dial(addr string) ([]storeConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, ErrClosed
 	}
-	cs := p.conns[addr]
-	if cs == nil {
-		dopts := []grpc.DialOption{
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
-			// Reconnect to a restarted store within seconds (gRPC's default
-			// backoff grows to two minutes).
-			grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{
-				BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageSize), grpc.MaxCallSendMsgSize(grpcserver.MaxMessageSize)),
-		}
-		dopts = append(dopts, p.opts.DialOptions...)
-		for range p.opts.ConnsPerStore {
-			cc, err := grpc.NewClient(addr, dopts...)
-			if err != nil {
-				for _, c := range cs {
-					_ = c.cc.Close()
-				}
-				return nil, err
-			}
-			sc := storeConn{cc: cc, unary: tikvpb.NewTikvClient(cc)}
-			if !p.opts.DisableBatch {
-				sc.batch = newBatchConn(p.ctx, &p.wg, addr, cc, p.opts.MaxBatchWaitTime)
-			}
-			cs = append(cs, sc)
-		}
-		p.conns[addr] = cs
+	if cs := p.conns[addr]; cs != nil {
+		return cs, nil
 	}
-	sc := cs[p.next.Add(1)%uint64(len(cs))]
-	if sc.batch == nil {
-		return sc.unary, nil
+	dopts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
+		// Reconnect to a restarted store within seconds (gRPC's default
+		// backoff grows to two minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{
+			BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageSize), grpc.MaxCallSendMsgSize(grpcserver.MaxMessageSize)),
 	}
-	return batchClient{TikvClient: sc.unary, b: sc.batch}, nil
+	dopts = append(dopts, p.opts.DialOptions...)
+	var cs []storeConn
+	for range p.opts.ConnsPerStore {
+		cc, err := grpc.NewClient(addr, dopts...)
+		if err != nil {
+			for _, c := range cs {
+				_ = c.cc.Close()
+			}
+			return nil, err
+		}
+		cs = append(cs, storeConn{cc: cc, client: tikvpb.NewTikvClient(cc)})
+	}
+	// The batch streams' goroutines start only once every dial succeeded
+	// (a failed dial leaves none behind).
+	if !p.opts.DisableBatch {
+		for i := range cs {
+			unary := cs[i].client
+			cs[i].client = batchClient{TikvClient: unary, b: newBatchConn(p.ctx, &p.wg, addr, unary, p.opts.MaxBatchWaitTime)}
+		}
+	}
+	p.conns[addr] = cs
+	return cs, nil
 }
 
 // close stops the batch streams (requests waiting on them fail), closes
