@@ -40,7 +40,7 @@ func (sn *snapshot) setTS(ts uint64) {
 }
 
 // remember records what a read at the snapshot's ts found for keys:
-// found holds the values of the present ones.
+// found holds the values of the present ones (and may hold other keys).
 func (sn *snapshot) remember(keys [][]byte, found map[string][]byte) {
 	if sn.cache == nil {
 		return
@@ -118,23 +118,16 @@ func (sn *snapshot) batchGetInto(ctx context.Context, keys []kv.Key, out map[str
 	for {
 		resp, err := sn.s.store.KvBatchGet(ctx, kvrpc.BatchGetRequest{Keys: raw, Version: sn.ts})
 		if err == nil {
-			found := out
-			if sn.cache != nil {
-				found = make(map[string][]byte, len(resp.Pairs))
-			}
 			for _, p := range resp.Pairs {
 				v := p.Value
 				if v == nil {
 					v = []byte{}
 				}
-				found[string(p.Key)] = v
+				out[string(p.Key)] = v
 			}
-			if sn.cache != nil {
-				sn.remember(raw, found)
-				for k, v := range found {
-					out[k] = v
-				}
-			}
+			// out may hold more than raw's answers (the caller's entries,
+			// cache hits), but of raw's keys only what the store found.
+			sn.remember(raw, out)
 			return nil
 		}
 		if err = sn.s.handleLocked(ctx, err, sn.ts, &bo); err != nil {
