@@ -322,30 +322,7 @@ func (b *indexJoinBatcher) get(keys []kv.Key) (map[string][]byte, error) {
 // of index entries with one BatchGet.
 func (b *indexJoinBatcher) readRanges() error {
 	r := b.r
-	b.order = b.order[:0]
-	for p := range b.ranges {
-		b.order = append(b.order, int32(p))
-	}
-	slices.SortFunc(b.order, func(x, y int32) int { return bytes.Compare(b.ranges[x].start, b.ranges[y].start) })
-	b.unions = b.unions[:0]
-	for _, p := range b.order {
-		rg := b.ranges[p]
-		n := len(b.unions)
-		if n == 0 || bytes.Compare(rg.start, b.unions[n-1].end) > 0 {
-			b.unions = append(b.unions, rg)
-			continue
-		}
-		u := &b.unions[n-1]
-		if bytes.Compare(rg.end, u.end) > 0 {
-			u.end = rg.end
-		}
-		// The members' sizes bound the union's.
-		if u.maxKeys > 0 && rg.maxKeys > 0 && u.maxKeys+rg.maxKeys <= sizedRangeMax {
-			u.maxKeys += rg.maxKeys
-		} else {
-			u.maxKeys = 0
-		}
-	}
+	b.unions = mergeRanges(append(b.unions[:0], b.ranges...))
 
 	recordRanges := r.ts.Kind == planner.AccessHandleRange || r.clustered()
 	lookup := !recordRanges && !r.ts.Cover

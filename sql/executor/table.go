@@ -114,11 +114,7 @@ func (tc *tableCodec) encodeRowValue(buf []byte, row types.Row) []byte {
 func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.Handle, error) {
 	switch {
 	case tc.handleOffset >= 0:
-		d := row[tc.handleOffset]
-		if d.Kind() == types.KindUint64 {
-			return tablecodec.IntHandle(int64(d.Uint())), nil
-		}
-		return tablecodec.IntHandle(d.Int()), nil
+		return intHandle(row[tc.handleOffset]), nil
 	case t.CommonHandle:
 		vals := make([]types.Datum, len(tc.pkOffsets))
 		for i, off := range tc.pkOffsets {
