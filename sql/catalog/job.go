@@ -410,7 +410,7 @@ func (c *Catalog) settleJob(ctx context.Context, table *TableInfo) error {
 		if time.Now().After(deadline) {
 			return errJobWait
 		}
-		if err := sleepCtx(ctx, jobWaitPoll); err != nil {
+		if err := kv.SleepCtx(ctx, jobWaitPoll); err != nil {
 			return err
 		}
 	}

@@ -280,7 +280,7 @@ func (c *Catalog) waitAllNodes(ctx context.Context, version int64) error {
 			}
 			return fmt.Errorf("catalog: waiting for every SQL node to load schema version %d: %w", version, err)
 		}
-		if err := sleepCtx(ctx, nodeWaitPoll); err != nil {
+		if err := kv.SleepCtx(ctx, nodeWaitPoll); err != nil {
 			return err
 		}
 	}

@@ -350,7 +350,7 @@ func (c *Catalog) runDDL(ctx context.Context, job *SchemaJob, fn func(m *Mutator
 			continue
 		case errors.Is(err, kv.ErrWriteConflict) && conflicts < maxDDLRetries:
 			conflicts++
-			if err := sleepCtx(ctx, time.Duration(conflicts)*5*time.Millisecond); err != nil {
+			if err := kv.SleepCtx(ctx, time.Duration(conflicts)*5*time.Millisecond); err != nil {
 				return 0, err
 			}
 			continue
@@ -395,17 +395,6 @@ func (c *Catalog) ddlOnce(ctx context.Context, job *SchemaJob, fn func(m *Mutato
 	}
 	c.publish(m.next)
 	return m.next.version, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // ErrSchemaChanged is returned when a transaction planned its writes under

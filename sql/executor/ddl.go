@@ -2,10 +2,8 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -546,16 +544,10 @@ func backfillIndex(ctx context.Context, r *catalog.Reorg) error {
 	start, end := prefix, prefix.PrefixNext()
 	for start != nil {
 		var next kv.Key
-		var err error
-		for attempt := 0; ; attempt++ {
+		err := kv.RetryWriteConflicts(ctx, maxBackfillRetries, func() (err error) {
 			next, err = backfillOnce(ctx, r, start, end)
-			if err == nil || !errors.Is(err, kv.ErrWriteConflict) || attempt >= maxBackfillRetries {
-				break
-			}
-			if err := sleepCtx(ctx, time.Duration(min(attempt+1, 20))*time.Millisecond); err != nil {
-				return err
-			}
-		}
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -654,17 +646,6 @@ func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.
 		return nil, nil
 	}
 	return rowKeys[len(rowKeys)-1].Next(), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // dropIndex drops an index online: write-only (readers stop using it),
