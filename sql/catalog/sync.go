@@ -73,9 +73,15 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 			}()
 		}
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
-		_, err := c.Refresh(rctx)
-		if err == nil && c.registered.Load() &&
-			(c.recordedVersion.Load() < c.commits.drained() || time.Since(lastRenewal) >= schemaLeaseRenewInterval) {
+		// A renewal refreshes first itself: a due one replaces the refresh,
+		// and one for a newly drained version follows it.
+		renew := c.registered.Load() && time.Since(lastRenewal) >= schemaLeaseRenewInterval
+		var err error
+		if !renew {
+			_, err = c.Refresh(rctx)
+			renew = err == nil && c.registered.Load() && c.recordedVersion.Load() < c.commits.drained()
+		}
+		if renew {
 			if err = c.renew(rctx); err == nil {
 				lastRenewal = time.Now()
 			}
