@@ -170,12 +170,13 @@ func gcServiceID(cfg config.SQL) string {
 	return "sql-" + host + "-" + cfg.Addr()
 }
 
-// Close stops accepting, closes the sessions, then the background refresh
+// Close stops accepting, closes the sessions, then the background refresh,
+// the GC worker (its claim protects the refresh's transactions till then)
 // and the clients.
 func (n *sqlNode) Close() error {
 	err := n.srv.Close()
-	n.gc.Close()
 	n.backend.Close()
+	n.gc.Close()
 	n.storage.Close()
 	err = errors.Join(err, n.kvc.Close())
 	n.pd.Close()

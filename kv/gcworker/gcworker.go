@@ -398,12 +398,13 @@ func (w *Worker) round(ctx context.Context, force bool, r *Round) error {
 	if now, err = w.pd.GetTS(ctx); err != nil {
 		return err
 	}
-	sp, err := w.pd.GetGCSafePoint(ctx)
-	if err != nil {
-		return err
-	}
-	if r.SafePoint != 0 {
-		sp = min(sp, r.SafePoint)
+	// The safe point this round set, or else the one in force (never
+	// lower than what PD holds: the queue's ranges below it are dead).
+	sp := r.SafePoint
+	if sp == 0 {
+		if sp, err = w.pd.GetGCSafePoint(ctx); err != nil {
+			return err
+		}
 	}
 	r.DeleteRanges, err = delrange.Process(ctx, w.txns, now, sp, func(ctx context.Context, start, end []byte) error {
 		n, err := w.regions.DeleteRange(ctx, start, end)
