@@ -279,6 +279,21 @@ func SetJobInterrupt(fn func(t *TableInfo) bool) {
 	jobInterrupt.Store(&fn)
 }
 
+// DDLJob starts an online schema change and runs it: fn, run as a DDL
+// (again after a conflict), returns the job it started with
+// Mutator.StartJob, or nil when there is nothing to do (IF [NOT] EXISTS).
+func (c *Catalog) DDLJob(ctx context.Context, backfill Backfill, fn func(m *Mutator) (*SchemaJob, error)) error {
+	var job *SchemaJob
+	err := c.DDL(ctx, func(m *Mutator) (err error) {
+		job, err = fn(m)
+		return err
+	})
+	if err != nil || job == nil {
+		return err
+	}
+	return c.RunJob(ctx, job, backfill)
+}
+
 // RunJob drives job, which this node started or took over, to its end:
 // before every step it waits for every node to run the version of the
 // previous one; an ADD INDEX backfills (backfill) in write-only. It

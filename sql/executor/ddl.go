@@ -491,39 +491,32 @@ func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
 // delete-only state, goes write-only once every node knows it, is
 // backfilled for the rows written before, and goes public.
 func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, unique bool, parts []*ast.IndexPartSpecification, ifNotExists bool) error {
-	var job *catalog.SchemaJob
-	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
-		job = nil
+	return d.Catalog.DDLJob(ctx, backfillIndex, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.View != "" {
-			return errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
+			return nil, errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
 		}
 		if name == "" {
 			name = parts[0].Column.Name.O
 		}
 		if t.FindIndex(name) != nil {
 			if ifNotExists {
-				return nil
+				return nil, nil
 			}
-			return errno.NewStd(mysql.ErrDupKeyName, name)
+			return nil, errno.NewStd(mysql.ErrDupKeyName, name)
 		}
 		nt := t.Clone()
 		idx, err := buildIndex(nt, name, unique, parts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		idx.State = catalog.StateDeleteOnly
 		nt.Indices = append(nt.Indices, idx)
-		job, err = m.StartJob(db, nt, catalog.JobAddIndex, idx.ID)
-		return err
+		return m.StartJob(db, nt, catalog.JobAddIndex, idx.ID)
 	})
-	if err != nil || job == nil {
-		return err
-	}
-	return d.Catalog.RunJob(ctx, job, backfillIndex)
 }
 
 // backfillBatch is how many rows one backfill transaction covers.
@@ -651,32 +644,25 @@ func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.
 // dropIndex drops an index online: write-only (readers stop using it),
 // delete-only, then absent with its entries queued for GC.
 func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
-	var job *catalog.SchemaJob
-	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
-		job = nil
+	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		idx := t.FindIndex(name)
 		if idx == nil || (idx.Primary && (t.PKIsHandle || t.CommonHandle)) {
 			if idx == nil && ifExists {
-				return nil
+				return nil, nil
 			}
 			if idx == nil {
-				return errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
+				return nil, errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
 			}
-			return errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
+			return nil, errno.New(mysql.ErrNotSupportedYet, "Unsupported drop primary key when the table is using clustered index")
 		}
 		nt := t.Clone()
 		nt.IndexByID(idx.ID).State = catalog.StateWriteOnly
-		job, err = m.StartJob(db, nt, catalog.JobDropIndex, idx.ID)
-		return err
+		return m.StartJob(db, nt, catalog.JobDropIndex, idx.ID)
 	})
-	if err != nil || job == nil {
-		return err
-	}
-	return d.Catalog.RunJob(ctx, job, nil)
 }
 
 func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
@@ -713,21 +699,19 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 // public (existing rows read them as their default: the row codec gives a
 // column missing from a row its default, so no rows are rewritten).
 func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.ColumnDef) error {
-	var job *catalog.SchemaJob
-	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
-		job = nil
+	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.View != "" {
-			return errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
+			return nil, errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
 		}
 		nt := t.Clone()
 		var ids []int64
 		for _, cd := range cols {
 			if nt.FindColumn(cd.Name.Name.O) != nil {
-				return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+				return nil, errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
 			}
 			nt.MaxColumnID++
 			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
@@ -738,14 +722,14 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				case ast.ColumnOptionDefaultValue:
 					txt, isNull, err := literalText(o.Expr)
 					if err != nil {
-						return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+						return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 					}
 					c.HasDefault = true
 					if !isNull {
 						c.Default = &txt
 					}
 				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
-					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
+					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
 				}
 			}
 			if c.Type.NotNull() && c.Default == nil {
@@ -756,13 +740,8 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 			nt.Columns = append(nt.Columns, c)
 			ids = append(ids, c.ID)
 		}
-		job, err = m.StartJob(db, nt, catalog.JobAddColumn, ids...)
-		return err
+		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)
 	})
-	if err != nil || job == nil {
-		return err
-	}
-	return d.Catalog.RunJob(ctx, job, nil)
 }
 
 // dropColumn drops a column online: write-only (readers stop seeing it,
@@ -770,42 +749,35 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 // absent. Its values stay in the rows under its id, which is never
 // reused, and are skipped by every reader.
 func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
-	var job *catalog.SchemaJob
-	err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
-		job = nil
+	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c := t.FindColumn(name)
 		if c == nil {
 			if ifExists {
-				return nil
+				return nil, nil
 			}
-			return errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
+			return nil, errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
 		}
 		if len(t.PublicColumns()) == 1 {
-			return errno.NewStd(mysql.ErrCantRemoveAllFields)
+			return nil, errno.NewStd(mysql.ErrCantRemoveAllFields)
 		}
 		for _, idx := range t.Indices {
 			for _, ic := range idx.Columns {
 				if ic.Offset == c.Offset {
-					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that index '%s' covers; drop the index first", c.Name, idx.Name)
+					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that index '%s' covers; drop the index first", c.Name, idx.Name)
 				}
 			}
 		}
 		if c.AutoIncrement {
-			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
+			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
 		}
 		nt := t.Clone()
 		nt.ColumnByID(c.ID).State = catalog.StateWriteOnly
-		job, err = m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
-		return err
+		return m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
 	})
-	if err != nil || job == nil {
-		return err
-	}
-	return d.Catalog.RunJob(ctx, job, nil)
 }
 
 // ViewCheck plans a view's SELECT to validate it; set by the session so
