@@ -86,24 +86,24 @@ func (s *Store) userKeysIn(start, end []byte, limit int) ([][]byte, []byte, erro
 	// The smallest user key beyond the first limit keys of each keyspace
 	// bounds this batch: keys below it are all listed.
 	var bound []byte
-	for _, prefix := range []byte{PrefixLock, PrefixWrite, PrefixDefault} {
-		lower := []byte{prefix}
-		upper := []byte{prefix + 1}
-		if prefix == PrefixLock {
-			lower = lockKey(nil, start)
-			if len(end) > 0 {
-				upper = lockKey(nil, end)
-			}
-		} else {
-			lower = versionPrefix(nil, prefix, start)
-			if len(end) > 0 {
-				upper = versionPrefix(nil, prefix, end)
-			}
-		}
-		it := snap.NewIterator(lower, upper)
+	for _, r := range EngineRanges(start, end) {
+		it := snap.NewIterator(r.Start, r.End)
 		n := 0
-		var last []byte
+		var last, lastVersioned []byte
 		for ok := it.First(); ok; ok = it.Next() {
+			if r.Start[0] != PrefixLock {
+				// A key's versions follow one another: skip them before
+				// decoding (each decode allocates).
+				enc, _, err := splitVersioned(it.Key())
+				if err != nil {
+					it.Close()
+					return nil, nil, err
+				}
+				if lastVersioned != nil && bytes.Equal(enc, lastVersioned) {
+					continue
+				}
+				lastVersioned = append(lastVersioned[:0], enc...)
+			}
 			uk, err := UserKey(it.Key())
 			if err != nil {
 				it.Close()
