@@ -85,13 +85,10 @@ func (e *Embedded) runGC(ctx context.Context, background bool) (uint64, mvcc.GCS
 	// The dropped tables' and indexes' ranges (kv/delrange), at the safe
 	// point in force now.
 	_, err = delrange.Process(ctx, e.Storage, now, e.Store.GCSafePoint(), func(ctx context.Context, start, end []byte) error {
-		for {
+		return mvcc.RunBatches(ctx, background, start, func(start []byte) ([]byte, error) {
 			next, _, err := e.Store.DestroyRangeBatch(ctx, start, end, e.gcBatchKeys)
-			if err != nil || next == nil {
-				return err
-			}
-			start = next
-		}
+			return next, err
+		})
 	})
 	return sp, st, err
 }
@@ -109,25 +106,12 @@ func (e *Embedded) collect(ctx context.Context, now uint64, lifeTime time.Durati
 		return 0, st, err
 	}
 	sp = min(sp, e.Store.SetGCSafePoint(sp))
-	var start []byte
-	for {
-		t0 := time.Now()
+	err = mvcc.RunBatches(ctx, paced, nil, func(start []byte) ([]byte, error) {
 		next, bst, err := e.Store.GCBatch(ctx, sp, start, mvcc.GCBatchLimits{Keys: e.gcBatchKeys})
-		st.WritesDeleted += bst.WritesDeleted
-		st.DefaultDeleted += bst.DefaultDeleted
-		st.Keys += bst.Keys
-		if err != nil || next == nil {
-			return sp, st, err
-		}
-		start = next
-		if paced {
-			select {
-			case <-e.gcStop:
-				return sp, st, nil
-			case <-time.After(max(time.Since(t0), time.Millisecond)):
-			}
-		}
-	}
+		st.Add(bst)
+		return next, err
+	})
+	return sp, st, err
 }
 
 // resolveLocksBelow resolves the locks with start_ts < sp; it returns sp

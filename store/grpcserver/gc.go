@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"context"
-	"time"
 
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/store/grpcserver/wire"
@@ -56,11 +55,9 @@ func (g MVCCGC) GC(ctx context.Context, safePoint uint64, start, end []byte) (mv
 	// requested one, which is then below the published one, as GCBatch
 	// requires.
 	g.Store.SetGCSafePoint(safePoint)
-	err := g.paced(ctx, start, func(start []byte) ([]byte, error) {
+	err := mvcc.RunBatches(ctx, !g.NoPacing, start, func(start []byte) ([]byte, error) {
 		next, st, err := g.Store.GCBatch(ctx, safePoint, start, mvcc.GCBatchLimits{Keys: g.BatchKeys, End: end})
-		total.Keys += st.Keys
-		total.WritesDeleted += st.WritesDeleted
-		total.DefaultDeleted += st.DefaultDeleted
+		total.Add(st)
 		return next, err
 	})
 	return total, err
@@ -70,33 +67,12 @@ func (g MVCCGC) GC(ctx context.Context, safePoint uint64, start, end []byte) (mv
 // each), as GC does.
 func (g MVCCGC) DestroyRange(ctx context.Context, start, end []byte) (int, error) {
 	total := 0
-	err := g.paced(ctx, start, func(start []byte) ([]byte, error) {
+	err := mvcc.RunBatches(ctx, !g.NoPacing, start, func(start []byte) ([]byte, error) {
 		next, n, err := g.Store.DestroyRangeBatch(ctx, start, end, g.BatchKeys)
 		total += n
 		return next, err
 	})
 	return total, err
-}
-
-// paced runs batch from start, then from the key each batch returns, until
-// one returns nil or fails, pausing between batches as long as the batch
-// took (unless NoPacing).
-func (g MVCCGC) paced(ctx context.Context, start []byte, batch func(start []byte) ([]byte, error)) error {
-	for {
-		t0 := time.Now()
-		next, err := batch(start)
-		if err != nil || next == nil {
-			return err
-		}
-		start = next
-		if !g.NoPacing {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(max(time.Since(t0), time.Millisecond)):
-			}
-		}
-	}
 }
 
 // KvDeleteRange destroys [start_key, end_key) inside the region (a dropped

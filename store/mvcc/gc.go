@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // # Garbage collection
@@ -88,7 +89,8 @@ type GCStats struct {
 	DefaultDeleted int // default-keyspace values removed
 }
 
-func (a *GCStats) add(b GCStats) {
+// Add adds b's counts to a.
+func (a *GCStats) Add(b GCStats) {
 	a.Keys += b.Keys
 	a.WritesDeleted += b.WritesDeleted
 	a.DefaultDeleted += b.DefaultDeleted
@@ -253,14 +255,36 @@ func (w *writer) gcKey(key []byte, sp uint64, st *GCStats) error {
 func (s *Store) GC(ctx context.Context, sp uint64) (GCStats, error) {
 	sp = min(sp, s.SetGCSafePoint(sp))
 	var total GCStats
-	var start []byte
-	for {
+	err := RunBatches(ctx, false, nil, func(start []byte) ([]byte, error) {
 		next, st, err := s.GCBatch(ctx, sp, start, GCBatchLimits{})
-		total.add(st)
+		total.Add(st)
+		return next, err
+	})
+	return total, err
+}
+
+// RunBatches runs batch from start, then from the key each batch returns,
+// until one returns nil or fails. With pace it pauses after each batch as
+// long as the batch took (at least 1ms), so that a background job (GC,
+// dropping a range) takes about half of what the store could give it; a
+// pause ends early, with ctx's error, when ctx ends.
+func RunBatches(ctx context.Context, pace bool, start []byte, batch func(start []byte) ([]byte, error)) error {
+	for {
+		t0 := time.Now()
+		next, err := batch(start)
 		if err != nil || next == nil {
-			return total, err
+			return err
 		}
 		start = next
+		if pace {
+			t := time.NewTimer(max(time.Since(t0), time.Millisecond))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -264,5 +265,35 @@ func TestGCConcurrent(t *testing.T) {
 				t.Fatalf("k%d final value %.10s", w, got)
 			}
 		}
+	}
+}
+
+// RunBatches goes from each batch's next key until one returns nil or an
+// error; a paced run stops at the context's end.
+func TestRunBatches(t *testing.T) {
+	var starts []string
+	err := RunBatches(context.Background(), true, []byte("a"), func(start []byte) ([]byte, error) {
+		starts = append(starts, string(start))
+		if len(starts) == 3 {
+			return nil, nil
+		}
+		return append(start, 'x'), nil
+	})
+	if err != nil || fmt.Sprint(starts) != "[a ax axx]" {
+		t.Fatalf("starts %q, err %v", starts, err)
+	}
+	boom := errors.New("boom")
+	if err := RunBatches(context.Background(), false, nil, func([]byte) ([]byte, error) { return []byte("b"), boom }); err != boom {
+		t.Fatalf("err %v, want boom", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err = RunBatches(ctx, true, nil, func([]byte) ([]byte, error) {
+		n++
+		cancel()
+		return []byte("b"), nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Fatalf("cancelled: %d batches, err %v", n, err)
 	}
 }
