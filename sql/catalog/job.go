@@ -351,25 +351,32 @@ func (c *Catalog) RunJob(ctx context.Context, job *SchemaJob, backfill Backfill)
 // jobStep commits the job's next state (rolling it back first when
 // rollBack) as one DDL transaction and returns its schema version.
 func (c *Catalog) jobStep(ctx context.Context, job *SchemaJob, rollBack bool, completeTS uint64) (int64, error) {
-	return c.runDDL(ctx, job, func(m *Mutator) error {
-		t := m.Schema().TableByID(job.TableID)
-		if t == nil || t.Job == nil || t.Job.ID != job.ID || t.Job.Owner != c.nodeID {
-			return errJobLost
-		}
-		nt := t.Clone()
+	return c.editJob(ctx, job, c.nodeID, func(m *Mutator, nt *TableInfo) error {
 		if rollBack {
 			nt.Job.RollingBack = true
 		}
 		dropped, err := stepJob(nt, completeTS)
-		if err != nil {
+		if err != nil || dropped == nil {
 			return err
 		}
-		if dropped != nil {
-			// Index ids are not reused: GC destroys the entries once no
-			// snapshot can read them.
-			if err := delrange.Add(m.Txn(), 0, dropped.Start, dropped.End); err != nil {
-				return err
-			}
+		// Index ids are not reused: GC destroys the entries once no
+		// snapshot can read them.
+		return delrange.Add(m.Txn(), 0, dropped.Start, dropped.End)
+	})
+}
+
+// editJob runs edit, as a DDL transaction, on a copy of the table of job
+// as stored, and stores the copy; errJobLost when the table no longer runs
+// job under owner. It returns the schema version committed.
+func (c *Catalog) editJob(ctx context.Context, job *SchemaJob, owner string, edit func(m *Mutator, nt *TableInfo) error) (int64, error) {
+	return c.runDDL(ctx, job, func(m *Mutator) error {
+		t := m.Schema().TableByID(job.TableID)
+		if t == nil || t.Job == nil || t.Job.ID != job.ID || t.Job.Owner != owner {
+			return errJobLost
+		}
+		nt := t.Clone()
+		if err := edit(m, nt); err != nil {
+			return err
 		}
 		db := m.Schema().DBByID(nt.DBID)
 		if db == nil {
@@ -384,18 +391,9 @@ func (c *Catalog) jobStep(ctx context.Context, job *SchemaJob, rollBack bool, co
 func (c *Catalog) giveUp(job *SchemaJob, err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), jobGiveUpTimeout)
 	defer cancel()
-	_, _ = c.runDDL(ctx, job, func(m *Mutator) error {
-		t := m.Schema().TableByID(job.TableID)
-		if t == nil || t.Job == nil || t.Job.ID != job.ID || t.Job.Owner != c.nodeID {
-			return errJobLost
-		}
-		nt := t.Clone()
+	_, _ = c.editJob(ctx, job, c.nodeID, func(_ *Mutator, nt *TableInfo) error {
 		nt.Job.Owner = ""
-		db := m.Schema().DBByID(nt.DBID)
-		if db == nil {
-			return errJobLost
-		}
-		return m.PutTable(db, nt)
+		return nil
 	})
 	return err
 }
@@ -480,21 +478,13 @@ func (c *Catalog) settleOrphans(ctx context.Context) error {
 func (c *Catalog) takeOver(ctx context.Context, t *TableInfo) error {
 	job := *t.Job
 	c.markRunning(job.ID)
-	_, err := c.runDDL(ctx, &job, func(m *Mutator) error {
-		cur := m.Schema().TableByID(t.ID)
-		if cur == nil || cur.Job == nil || cur.Job.ID != job.ID || cur.Job.Owner != t.Job.Owner {
-			return errJobLost // settled or taken by someone else meanwhile
-		}
-		nt := cur.Clone()
+	// errJobLost: settled or taken by someone else meanwhile.
+	_, err := c.editJob(ctx, &job, t.Job.Owner, func(_ *Mutator, nt *TableInfo) error {
 		nt.Job.Owner = c.nodeID
 		if nt.Job.Kind == JobAddIndex || nt.Job.Kind == JobAddColumn {
 			nt.Job.RollingBack = true
 		}
-		db := m.Schema().DBByID(nt.DBID)
-		if db == nil {
-			return errJobLost
-		}
-		return m.PutTable(db, nt)
+		return nil
 	})
 	if err != nil {
 		c.forgetJobs([]*SchemaJob{&job})
