@@ -193,15 +193,18 @@ type Worker struct {
 	mu     sync.Mutex
 	status Status
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	// ctx ends at Close: it stops the loops and what they run.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New returns a worker; Start runs it.
 func New(cfg Config, pdc PD, regions Regions, txns Txns) *Worker {
 	cfg.fill()
-	return &Worker{cfg: cfg, pd: pdc, regions: regions, txns: txns,
-		status: Status{ServiceID: cfg.ServiceID}, stop: make(chan struct{})}
+	w := &Worker{cfg: cfg, pd: pdc, regions: regions, txns: txns, status: Status{ServiceID: cfg.ServiceID}}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	return w
 }
 
 // Start runs the claim and leader loops until Close.
@@ -220,7 +223,7 @@ func (w *Worker) tickInterval() time.Duration {
 // Close stops the loops and withdraws the claim (best effort: an
 // unwithdrawn claim expires after its TTL).
 func (w *Worker) Close() {
-	close(w.stop)
+	w.cancel()
 	w.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -241,20 +244,10 @@ func (w *Worker) Status() Status {
 
 func (w *Worker) loop(every func() time.Duration, fn func(ctx context.Context)) {
 	defer w.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-w.stop
-		cancel()
-	}()
 	for {
-		fn(ctx)
-		t := time.NewTimer(every())
-		select {
-		case <-w.stop:
-			t.Stop()
+		fn(w.ctx)
+		if kv.SleepCtx(w.ctx, every()) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }
