@@ -26,6 +26,11 @@ const (
 	// pushes back on the client. A lock wait holds its slot, so the bound
 	// is high: commands that would release the lock must still get in.
 	batchConcurrency = 1024
+	// batchIdleWorkers workers of a stream stay for its whole life; the
+	// others, started for a burst, end after batchWorkerIdle without work
+	// (a lock-wait burst would otherwise keep up to batchConcurrency
+	// goroutines and their grown stacks until the stream ends).
+	batchIdleWorkers = 16
 	// batchAnswerBytes: answers ready together are coalesced into one
 	// message up to about this size (a bigger answer goes alone).
 	batchAnswerBytes = 4 << 20
@@ -33,6 +38,10 @@ const (
 	// the answers and their ids.
 	batchMessageOverhead = 64 << 10
 )
+
+// batchWorkerIdle is how long a worker beyond batchIdleWorkers waits for
+// work before it ends (a variable for tests).
+var batchWorkerIdle = 30 * time.Second
 
 var errUnknownBatchCommand = status.Error(codes.Unimplemented, "unknown batch command")
 
@@ -151,8 +160,9 @@ func (b *batchStream) recvLoop() error {
 }
 
 // dispatch hands t to an idle worker, or to a new one while there are
-// fewer than batchConcurrency. Workers live as long as the stream, so a
-// sub-request does not pay for a fresh goroutine's stack growth.
+// fewer than batchConcurrency. Workers outlive their task (at least
+// batchIdleWorkers of them the stream), so a sub-request does not pay for
+// a fresh goroutine's stack growth.
 func (b *batchStream) dispatch(t batchTask) {
 	select {
 	case b.tasks <- t:
@@ -173,12 +183,38 @@ func (b *batchStream) dispatch(t batchTask) {
 }
 
 func (b *batchStream) worker(t batchTask) {
+	idle := time.NewTimer(batchWorkerIdle)
+	defer idle.Stop()
 	for {
 		b.run(t)
-		select {
-		case t = <-b.tasks:
-		case <-b.ctx.Done():
-			return
+		idle.Reset(batchWorkerIdle)
+		for waiting := true; waiting; {
+			select {
+			case t = <-b.tasks:
+				waiting = false
+			case <-b.ctx.Done():
+				return
+			case <-idle.C:
+				if b.leaveIdle() {
+					return
+				}
+				idle.Reset(batchWorkerIdle)
+			}
+		}
+	}
+}
+
+// leaveIdle takes an idle worker out of the count unless only
+// batchIdleWorkers are left: those (>= 1) take what dispatch queues once
+// it found every slot taken.
+func (b *batchStream) leaveIdle() bool {
+	for {
+		n := b.workers.Load()
+		if n <= batchIdleWorkers {
+			return false
+		}
+		if b.workers.CompareAndSwap(n, n-1) {
+			return true
 		}
 	}
 }

@@ -3,6 +3,7 @@ package grpcserver_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
+	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/grpcserver/grpctest"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
@@ -402,4 +404,54 @@ func TestBatchCommandsConcurrentSenders(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// The workers a burst started on a stream end once idle, while the stream
+// stays open and keeps answering.
+func TestBatchBurstWorkersEndWhenIdle(t *testing.T) {
+	defer grpcserver.SetBatchWorkerIdle(50 * time.Millisecond)()
+	c := grpctest.NewCluster(t, grpctest.Options{Wrap: func(_ uint64, svc kvrpc.Client) kvrpc.Client { return hanging{svc} }})
+	ctx := testCtx(t)
+	r, _ := c.Table.ByID(1)
+	get := func(key string, timeout time.Duration) *breq {
+		return &breq{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rctx(r), Key: []byte(key), Version: 10}},
+			TimeoutUs: uint64(timeout / time.Microsecond)}
+	}
+	st, err := dial(t, c.Stores[0].Addr).BatchCommands(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip := func(reqs []*breq) {
+		t.Helper()
+		msg := &tikvpb.BatchCommandsRequest{Requests: reqs}
+		for i := range reqs {
+			msg.RequestIds = append(msg.RequestIds, uint64(i+1))
+		}
+		if err := st.Send(msg); err != nil {
+			t.Fatal(err)
+		}
+		for got := 0; got < len(reqs); {
+			m, err := st.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += len(m.RequestIds)
+		}
+	}
+	roundTrip([]*breq{get("a", 0)})
+	base := runtime.NumGoroutine()
+	// 200 gets waiting at once take 200 workers.
+	const burst = 200
+	var reqs []*breq
+	for range burst {
+		reqs = append(reqs, get("hang", 200*time.Millisecond))
+	}
+	roundTrip(reqs)
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > base+20; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines 10s after a burst of %d, %d before it", runtime.NumGoroutine(), burst, base)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	roundTrip([]*breq{get("a", 0), get("b", 0)})
 }
