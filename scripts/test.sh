@@ -77,7 +77,15 @@ go test -count=1 -timeout 20m "${UNIT[@]}"
 unit_rc=$?
 
 log "acceptance tests"
-go test -count=1 -timeout 60m -v "$ACCEPT"
-acc_rc=$?
+ACC_LOG=${ACC_LOG:-$(mktemp -t shoal-acceptance.XXXXXX.log)}
+go test -count=1 -timeout 60m -v "$ACCEPT" 2>&1 | tee "$ACC_LOG"
+acc_rc=${PIPESTATUS[0]}
+
+# A failed acceptance test's own lines again at the very end, so the reason
+# is next to the verdict however long the passing tests' output was.
+if [ $acc_rc -ne 0 ]; then
+	log "acceptance tests failed; full log: $ACC_LOG; the failed tests' output follows"
+	scripts/failure-digest.awk "$ACC_LOG"
+fi
 
 [ $unit_rc -eq 0 ] && [ $acc_rc -eq 0 ]
