@@ -133,12 +133,7 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return s.runBRIE(ctx, x)
 	case *ast.DoStmt:
 		for _, e := range x.Exprs {
-			ex, st, err := planner.BuildScalar(s.planContext(), e)
-			if err != nil {
-				return nil, err
-			}
-			ec := s.newExecContext(ctx, s.txn, st)
-			if _, err := ex.Eval(ec.Eval, nil); err != nil {
+			if _, err := s.evalScalar(ctx, e); err != nil {
 				return nil, err
 			}
 		}
@@ -149,6 +144,34 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return s.runSQLPrepared(ctx, x)
 	}
 	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this statement")
+}
+
+// evalScalar evaluates the expression of a SET or DO. One with a subquery
+// reads in the open transaction, or else in a snapshot of its own, as an
+// autocommit SELECT would.
+func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, error) {
+	ex, st, err := planner.BuildScalar(s.planContext(), e)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	txn := s.txn
+	if len(st.Subqueries) > 0 {
+		if err := s.ensureImplicitTxn(ctx); err != nil {
+			return types.Datum{}, err
+		}
+		if txn = s.txn; txn == nil {
+			if txn, err = s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic}); err != nil {
+				return types.Datum{}, toSQLError(err)
+			}
+			defer func() { _ = txn.Rollback() }()
+		}
+	}
+	ec := s.newExecContext(ctx, txn, st)
+	v, err := ex.Eval(ec.Eval, nil)
+	if err != nil {
+		return types.Datum{}, toSQLError(err)
+	}
+	return v.Clone(), nil
 }
 
 func (s *Session) planContext() *planner.Context {
@@ -377,13 +400,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 			}
 		case nil:
 		default:
-			ex, st, err := planner.BuildScalar(s.planContext(), v.Value)
-			if err != nil {
+			var err error
+			if val, err = s.evalScalar(ctx, v.Value); err != nil {
 				return err
-			}
-			ec := s.newExecContext(ctx, s.txn, st)
-			if val, err = ex.Eval(ec.Eval, nil); err != nil {
-				return toSQLError(err)
 			}
 		}
 		if !v.IsSystem {
