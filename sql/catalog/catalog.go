@@ -84,6 +84,12 @@ type ColumnInfo struct {
 	// HasDefault distinguishes DEFAULT NULL from no default.
 	Default       *string `json:"default,omitempty"`
 	HasDefault    bool    `json:"has_default,omitempty"`
+	// OriginDefault is what rows written before an ADD COLUMN read for the
+	// column: its default as evaluated when the column was added (so
+	// DEFAULT CURRENT_TIMESTAMP is the time of the ALTER, fixed, as in
+	// MySQL). nil: Default (columns created with their table, whose every
+	// row has a value).
+	OriginDefault *string `json:"origin_default,omitempty"`
 	AutoIncrement bool    `json:"auto_increment,omitempty"`
 	Comment       string  `json:"comment,omitempty"`
 	// State: public unless an ADD or DROP COLUMN is under way.

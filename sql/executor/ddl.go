@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -13,6 +14,7 @@ import (
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -737,11 +739,35 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				s := def.String()
 				c.Default = &s
 			}
+			if err := setOriginDefault(c); err != nil {
+				return nil, err
+			}
 			nt.Columns = append(nt.Columns, c)
 			ids = append(ids, c.ID)
 		}
 		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)
 	})
+}
+
+// setOriginDefault fixes the value the table's existing rows read for a
+// column being added with DEFAULT CURRENT_TIMESTAMP: the time of the
+// ALTER, once, for every old row (a literal default needs nothing: rows
+// read Default, which no statement changes yet).
+func setOriginDefault(c *catalog.ColumnInfo) error {
+	if c.Default == nil || !isCurrentTimestamp(*c.Default) {
+		return nil
+	}
+	ctx := &Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
+	d, err := DefaultValue(ctx, c, 0)
+	if err != nil {
+		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+	}
+	if d.IsNull() {
+		return nil
+	}
+	s := d.String()
+	c.OriginDefault = &s
+	return nil
 }
 
 // dropColumn drops a column online: write-only (readers stop seeing it,

@@ -40,8 +40,10 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 	cols := make([]tablecodec.RowColumn, len(t.Columns))
 	for i, c := range t.Columns {
 		rc := tablecodec.RowColumn{ID: c.ID, Type: &c.Type, FromHandle: i == tc.handleOffset}
-		if c.Default != nil {
-			rc.Default = staticDefault(c)
+		if c.OriginDefault != nil {
+			rc.Default = staticDefault(c, *c.OriginDefault)
+		} else if c.Default != nil {
+			rc.Default = staticDefault(c, *c.Default)
 		}
 		cols[i] = rc
 		// A delete-only column is not written: nodes that do not know it
@@ -59,9 +61,9 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 
 // staticDefault converts a column's literal default without a session (for
 // rows written before the column existed).
-func staticDefault(c *catalog.ColumnInfo) types.Datum {
+func staticDefault(c *catalog.ColumnInfo, literal string) types.Datum {
 	ctx := &Context{Eval: &evalCtxNoWarn}
-	d, err := CastToColumn(ctx, types.NewString(*c.Default), c, 0)
+	d, err := CastToColumn(ctx, types.NewString(literal), c, 0)
 	if err != nil {
 		return types.Datum{}
 	}
