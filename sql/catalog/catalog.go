@@ -82,8 +82,8 @@ type ColumnInfo struct {
 	Type   types.FieldType `json:"type"`
 	// Default is the literal default as text, nil when the column has none;
 	// HasDefault distinguishes DEFAULT NULL from no default.
-	Default       *string `json:"default,omitempty"`
-	HasDefault    bool    `json:"has_default,omitempty"`
+	Default    *string `json:"default,omitempty"`
+	HasDefault bool    `json:"has_default,omitempty"`
 	// OriginDefault is what rows written before an ADD COLUMN read for the
 	// column: its default as evaluated when the column was added (so
 	// DEFAULT CURRENT_TIMESTAMP is the time of the ALTER, fixed, as in
