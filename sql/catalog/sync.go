@@ -74,8 +74,9 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 		}
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)
 		// A renewal refreshes first itself: a due one replaces the refresh,
-		// and one for a newly drained version follows it.
-		renew := c.registered.Load() && time.Since(lastRenewal) >= schemaLeaseRenewInterval
+		// and one for a newly drained version follows it. A lapsed lease
+		// (a commit waits for it) is always due.
+		renew := c.registered.Load() && (time.Since(lastRenewal) >= schemaLeaseRenewInterval || !c.leaseValid())
 		var err error
 		if !renew {
 			_, err = c.Refresh(rctx)
