@@ -20,6 +20,8 @@ type probeStore struct {
 	mu        sync.Mutex
 	onePC     []bool
 	commitErr error
+	// commitErrTimes: how many commits fail with commitErr (0: all).
+	commitErrTimes int
 }
 
 func (p *probeStore) Begin(ctx context.Context, opts kv.TxnOptions) (kv.Txn, error) {
@@ -47,6 +49,11 @@ type probeTxn struct {
 func (t *probeTxn) Commit(ctx context.Context) error {
 	t.p.mu.Lock()
 	err := t.p.commitErr
+	if err != nil && t.p.commitErrTimes > 0 {
+		if t.p.commitErrTimes--; t.p.commitErrTimes == 0 {
+			t.p.commitErr = nil
+		}
+	}
 	t.p.mu.Unlock()
 	if err != nil {
 		_ = t.Txn.Rollback()
@@ -168,6 +175,43 @@ func TestRegionUnavailableIs9005(t *testing.T) {
 	var se *errno.SQLError
 	if !errors.As(err, &se) || se.Code != 9005 || se.State != "HY000" {
 		t.Fatalf("got %v, want 9005 (HY000)", err)
+	}
+}
+
+// An autocommit statement whose transaction someone else rolled back
+// (a reader took its lock for dead) committed nothing: it runs again, as
+// after a write conflict. In an explicit transaction the client is told
+// (8005) and retries.
+func TestAbortedAutocommitRetries(t *testing.T) {
+	_, p := openProbe(t)
+	b := newNode(t, p, Config{})
+	s := newSess(t, b)
+	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, s, "INSERT INTO t VALUES (1, 0)")
+	aborted := fmt.Errorf("prewrite: %w", kv.ErrTxnAborted)
+
+	p.commitErr, p.commitErrTimes = aborted, 2
+	begins := len(p.onePC)
+	mustExec(t, s, "UPDATE t SET v = v + 1 WHERE id = 1")
+	if n := len(p.onePC) - begins; n != 3 {
+		t.Fatalf("the UPDATE began %d transactions, want 3 (two aborted)", n)
+	}
+
+	mustExec(t, s, "BEGIN")
+	mustExec(t, s, "UPDATE t SET v = v + 10 WHERE id = 1")
+	p.commitErr, p.commitErrTimes = aborted, 1
+	_, err := s.Execute(context.Background(), "COMMIT")
+	var se *errno.SQLError
+	if !errors.As(err, &se) || se.Code != 8005 {
+		t.Fatalf("explicit COMMIT: got %v, want 8005", err)
+	}
+	rs, err := s.Execute(context.Background(), "SELECT v FROM t WHERE id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := drainResult(rs[0])
+	if err != nil || len(rows) != 1 || rows[0][0].String() != "1" {
+		t.Fatalf("v = %v (%v), want 1: the autocommit UPDATE once, the aborted transaction not at all", rows, err)
 	}
 }
 

@@ -348,7 +348,10 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 		return nil
 	}
 	// Autocommit: one optimistic transaction committed in one phase; on a
-	// write conflict the whole statement runs again on fresh data.
+	// write conflict, or when another transaction rolled it back (took its
+	// locks for dead while its prewrite waited), the whole statement runs
+	// again on fresh data: nothing of it committed, and the client never
+	// saw its effects.
 	opts := s.txnOptions(kv.Optimistic)
 	for attempt := 0; ; attempt++ {
 		txn, err := s.b.store.Begin(ctx, opts)
@@ -376,7 +379,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 			}
 		}
 		_ = txn.Rollback()
-		if isRetryableConflict(err) && attempt < maxAutocommitRetries {
+		if (isRetryableConflict(err) || errors.Is(err, kv.ErrTxnAborted)) && attempt < maxAutocommitRetries {
 			backoff(attempt)
 			continue
 		}

@@ -399,7 +399,7 @@ func toSQLError(err error) error {
 	case errors.Is(err, kv.ErrGCTooEarly):
 		return errno.New(9006, "GC life time is shorter than transaction duration: %v", err)
 	case errors.Is(err, kv.ErrTxnAborted):
-		return errno.New(8005, "Transaction aborted; it must be retried by the client")
+		return errno.New(8005, "Transaction aborted (%v); it must be retried by the client", err)
 	case errors.Is(err, context.Canceled):
 		return errno.NewStd(mysql.ErrQueryInterrupted)
 	}
