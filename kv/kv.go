@@ -107,8 +107,11 @@ type Retriever interface {
 	IterReverse(ctx context.Context, lower, upper Key) (Iterator, error)
 }
 
-// Iterator walks keys in order. Key and Value are valid until the next call
-// to Next or Close; callers copy what they keep.
+// Iterator walks keys in order. Key and Value stay valid and unchanged
+// after Next and Close, for as long as the caller holds them: a
+// transaction's iterators hand out memory that nothing reuses (scan
+// results, write-buffer values), so readers alias it instead of copying
+// each row.
 type Iterator interface {
 	Valid() bool
 	Key() Key

@@ -344,7 +344,7 @@ func (b *indexJoinBatcher) readRanges() error {
 			case recordRanges:
 				_, h, err := tablecodec.DecodeRecordKey(k)
 				if err == nil {
-					row, err = r.tc.decodeRow(r.ts.Table, h, it.Value(), r.ts.ExtraHandle)
+					row, err = r.tc.decodeOwnedRow(r.ts.Table, h, it.Value(), r.ts.ExtraHandle)
 				}
 				if err != nil {
 					it.Close()

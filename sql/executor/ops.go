@@ -1,9 +1,10 @@
 package executor
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/shoaldb/shoal/sql/expression"
@@ -40,6 +41,7 @@ type projectionExec struct {
 	ctx   *Context
 	child Executor
 	exprs []expression.Expr
+	rows  rowAlloc
 }
 
 func (e *projectionExec) Open() error  { return e.child.Open() }
@@ -49,7 +51,7 @@ func (e *projectionExec) Next() (types.Row, error) {
 	if err != nil || row == nil {
 		return row, err
 	}
-	out := make(types.Row, len(e.exprs))
+	out := e.rows.row(len(e.exprs))
 	for i, x := range e.exprs {
 		if c, ok := x.(*expression.Column); ok {
 			out[i] = row[c.Index]
@@ -185,6 +187,12 @@ func (e *sortExec) Open() error {
 	}
 	h := &rowHeap{by: e.by}
 	seq := 0
+	// A full sort keeps every row's keys: carve them from shared chunks. A
+	// top-N drops most, so each gets its own (chunks would keep them all).
+	var keyAlloc *rowAlloc
+	if limit < 0 {
+		keyAlloc = &rowAlloc{}
+	}
 	for {
 		row, err := e.child.Next()
 		if err != nil {
@@ -193,7 +201,12 @@ func (e *sortExec) Open() error {
 		if row == nil {
 			break
 		}
-		keys := make(types.Row, len(e.by))
+		var keys types.Row
+		if keyAlloc != nil {
+			keys = keyAlloc.row(len(e.by))
+		} else {
+			keys = make(types.Row, len(e.by))
+		}
 		for i, item := range e.by {
 			if keys[i], err = item.Expr.Eval(e.ctx.Eval, row); err != nil {
 				return err
@@ -218,12 +231,13 @@ func (e *sortExec) Open() error {
 	if limit >= 0 {
 		e.rows = h.rows
 	}
-	sort.SliceStable(e.rows, func(i, j int) bool {
-		c := compareKeys(e.rows[i].keys, e.rows[j].keys, e.by)
-		if c != 0 {
-			return c < 0
+	// seq breaks ties: a total order, so the unstable sort gives the
+	// stable result (without sort.SliceStable's reflection and extra moves).
+	slices.SortFunc(e.rows, func(a, b sortRow) int {
+		if c := compareKeys(a.keys, b.keys, e.by); c != 0 {
+			return c
 		}
-		return e.rows[i].seq < e.rows[j].seq
+		return cmp.Compare(a.seq, b.seq)
 	})
 	if e.offset > 0 {
 		if e.offset >= int64(len(e.rows)) {

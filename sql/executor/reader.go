@@ -42,6 +42,7 @@ type tableReader struct {
 	pointCols []int // the columns of a point's values
 	vals      []types.Datum
 	dedup     keyDedup
+	rows      rowAlloc
 }
 
 func newTableReader(ctx *Context, ts *planner.TableScan) *tableReader {
@@ -146,7 +147,7 @@ func (r *tableReader) next() (types.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		row, err := r.tc.decodeRow(r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle)
+		row, err := r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle)
 		if err != nil {
 			return nil, err
 		}
@@ -408,7 +409,7 @@ func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.tc.decodeOwnedRow(r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
+	return r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
 }
 
 // keyColumns are the offsets of the clustered key's columns.

@@ -70,24 +70,55 @@ func staticDefault(c *catalog.ColumnInfo, literal string) types.Datum {
 	return d.Clone()
 }
 
-// decodeRow decodes a row value (copied, since iterator memory is reused)
-// into a new full-width row.
+// decodeRow decodes a row value (copied: it may come from an engine
+// iterator, whose memory is reused) into a new full-width row.
 func (tc *tableCodec) decodeRow(t *catalog.TableInfo, h tablecodec.Handle, val []byte, extraHandle bool) (types.Row, error) {
 	return tc.decodeOwnedRow(t, h, append([]byte(nil), val...), extraHandle)
 }
 
-// decodeOwnedRow decodes a row value the caller owns and never changes (a
-// Get or BatchGet result): the row's datums alias it, no copy.
+// decodeOwnedRow decodes a row value nothing changes (a Get, BatchGet or
+// kv.Iterator result): the row's datums alias it, no copy.
 func (tc *tableCodec) decodeOwnedRow(t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool) (types.Row, error) {
+	return tc.decodeOwnedRowIn(nil, t, h, owned, extraHandle)
+}
+
+// decodeOwnedRowIn is decodeOwnedRow with the row carved from a (nil: a
+// row of its own).
+func (tc *tableCodec) decodeOwnedRowIn(a *rowAlloc, t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool) (types.Row, error) {
 	width := len(t.Columns)
 	if extraHandle {
 		width++
 	}
-	row := make(types.Row, width)
+	var row types.Row
+	if a != nil {
+		row = a.row(width)
+	} else {
+		row = make(types.Row, width)
+	}
 	if err := tc.decodeInto(row, h, owned, extraHandle); err != nil {
 		return nil, err
 	}
 	return row, nil
+}
+
+// rowAlloc carves rows out of shared chunks: one allocation per chunk of
+// rows rather than one per row, on the paths that produce a row per key
+// read. A chunk lives as long as any of its rows is held.
+type rowAlloc struct{ free []types.Datum }
+
+// rowAllocChunk is the number of datums per chunk (rows wider than that
+// get a chunk of their own size).
+const rowAllocChunk = 256
+
+// row returns a zeroed row of width datums, capped at its width so an
+// append never writes into a neighbour.
+func (a *rowAlloc) row(width int) types.Row {
+	if len(a.free) < width {
+		a.free = make([]types.Datum, max(rowAllocChunk, width))
+	}
+	r := a.free[:width:width]
+	a.free = a.free[width:]
+	return r
 }
 
 // decodeInto decodes a row value into row, a full-width row (plus the
