@@ -103,18 +103,25 @@ func (tc *tableCodec) decodeOwnedRowIn(a *rowAlloc, t *catalog.TableInfo, h tabl
 
 // rowAlloc carves rows out of shared chunks: one allocation per chunk of
 // rows rather than one per row, on the paths that produce a row per key
-// read. A chunk lives as long as any of its rows is held.
-type rowAlloc struct{ free []types.Datum }
+// read. A chunk lives as long as any of its rows is held. The first chunk
+// holds one row and each next one twice as many, up to rowAllocChunk
+// datums, so a point read allocates no more than before.
+type rowAlloc struct {
+	free []types.Datum
+	next int // datums in the next chunk (0: one row's worth)
+}
 
-// rowAllocChunk is the number of datums per chunk (rows wider than that
-// get a chunk of their own size).
+// rowAllocChunk is the largest chunk, in datums (rows wider than that get
+// a chunk of their own size).
 const rowAllocChunk = 256
 
 // row returns a zeroed row of width datums, capped at its width so an
 // append never writes into a neighbour.
 func (a *rowAlloc) row(width int) types.Row {
 	if len(a.free) < width {
-		a.free = make([]types.Datum, max(rowAllocChunk, width))
+		n := max(a.next, width)
+		a.free = make([]types.Datum, n)
+		a.next = min(2*n, max(rowAllocChunk, width))
 	}
 	r := a.free[:width:width]
 	a.free = a.free[width:]
