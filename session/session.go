@@ -305,8 +305,12 @@ func (s *Session) txnMode() kv.TxnMode {
 func (s *Session) UseDB(ctx context.Context, db string) error {
 	d := s.b.catalog.InfoSchema().DB(db)
 	if d == nil && s.b.syncing {
-		if changed, _ := s.b.catalog.Refresh(ctx); changed {
-			d = s.b.catalog.InfoSchema().DB(db)
+		// Look again whatever this reload reports: a concurrent one (another
+		// connection's, the background loop's) may have loaded the
+		// database meanwhile, and then this one finds nothing to do.
+		_, err := s.b.catalog.Refresh(ctx)
+		if d = s.b.catalog.InfoSchema().DB(db); d == nil && err != nil {
+			return toSQLError(err)
 		}
 	}
 	if d == nil {
