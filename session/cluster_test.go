@@ -78,6 +78,13 @@ func mustExec(t *testing.T, s Conn, sql string) {
 	}
 }
 
+// probeSession is a session of a node on a fresh probed store.
+func probeSession(t *testing.T) (*probeStore, *Session) {
+	t.Helper()
+	_, p := openProbe(t)
+	return p, newSess(t, newNode(t, p, Config{}))
+}
+
 // newNode starts a SQL node (a Backend) on st, closed when the test ends.
 func newNode(t *testing.T, st kv.Storage, cfg Config) *Backend {
 	t.Helper()
@@ -101,9 +108,7 @@ func newSess(t *testing.T, b *Backend) *Session {
 // tidb_enable_1pc = 0 turns one-phase commit off for autocommit and
 // explicit transactions.
 func TestEnable1PCTakesEffect(t *testing.T) {
-	_, p := openProbe(t)
-	b := newNode(t, p, Config{})
-	s := newSess(t, b)
+	p, s := probeSession(t)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY)")
 	mustExec(t, s, "INSERT INTO t VALUES (1)")
 	if !p.lastOnePC() {
@@ -124,9 +129,7 @@ func TestEnable1PCTakesEffect(t *testing.T) {
 
 // tidb_prepared_plan_cache_size bounds the plans a session keeps.
 func TestPlanCacheSizeBounds(t *testing.T) {
-	st, _ := openProbe(t)
-	b := newNode(t, st, Config{})
-	s := newSess(t, b)
+	_, s := probeSession(t)
 	ctx := context.Background()
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
 	mustExec(t, s, "set global tidb_prepared_plan_cache_size = 3")
@@ -166,9 +169,7 @@ func TestPlanCacheSizeBounds(t *testing.T) {
 
 // A region the client gave up on reaches the client as 9005.
 func TestRegionUnavailableIs9005(t *testing.T) {
-	_, p := openProbe(t)
-	b := newNode(t, p, Config{})
-	s := newSess(t, b)
+	p, s := probeSession(t)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY)")
 	p.commitErr = fmt.Errorf("region 2: %w", kv.ErrRegionUnavailable)
 	_, err := s.Execute(context.Background(), "INSERT INTO t VALUES (1)")
@@ -183,9 +184,7 @@ func TestRegionUnavailableIs9005(t *testing.T) {
 // after a write conflict. In an explicit transaction the client is told
 // (8005) and retries.
 func TestAbortedAutocommitRetries(t *testing.T) {
-	_, p := openProbe(t)
-	b := newNode(t, p, Config{})
-	s := newSess(t, b)
+	p, s := probeSession(t)
 	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
 	mustExec(t, s, "INSERT INTO t VALUES (1, 0)")
 	aborted := fmt.Errorf("prewrite: %w", kv.ErrTxnAborted)

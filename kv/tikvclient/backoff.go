@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoaldb/shoal/kv"
 )
 
 const (
@@ -62,12 +64,8 @@ func (bo *backoffer) sleep(ctx context.Context, hint time.Duration, cause error)
 	d := bo.next/2 + rand.N(bo.next/2+1)
 	d = max(d, hint)
 	bo.next = min(bo.next*2, backoffCap)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
+	if err := kv.SleepCtx(ctx, d); err != nil {
+		return err
 	}
 	bo.charge(d)
 	return nil

@@ -236,21 +236,29 @@ func (h hanging) KvGet(ctx context.Context, req kvrpc.GetRequest) (kvrpc.GetResp
 	return h.Client.KvGet(ctx, req)
 }
 
-// A sub-request runs under the deadline its client sent and stops when
-// cancelled by id; either answers the status a unary call would, and the
-// other sub-requests are not held up.
-func TestBatchCommandsDeadlineAndCancel(t *testing.T) {
+// hangingStream opens a BatchCommands stream to a store whose Gets of
+// "hang" wait for their context; get builds a Get sub-request with a
+// deadline.
+func hangingStream(t *testing.T) (tikvpb.Tikv_BatchCommandsClient, func(key string, timeout time.Duration) *breq) {
+	t.Helper()
 	c := grpctest.NewCluster(t, grpctest.Options{Wrap: func(_ uint64, svc kvrpc.Client) kvrpc.Client { return hanging{svc} }})
-	ctx := testCtx(t)
 	r, _ := c.Table.ByID(1)
 	get := func(key string, timeout time.Duration) *breq {
 		return &breq{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rctx(r), Key: []byte(key), Version: 10}},
 			TimeoutUs: uint64(timeout / time.Microsecond)}
 	}
-	st, err := dial(t, c.Stores[0].Addr).BatchCommands(ctx)
+	st, err := dial(t, c.Stores[0].Addr).BatchCommands(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, get
+}
+
+// A sub-request runs under the deadline its client sent and stops when
+// cancelled by id; either answers the status a unary call would, and the
+// other sub-requests are not held up.
+func TestBatchCommandsDeadlineAndCancel(t *testing.T) {
+	st, get := hangingStream(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -410,17 +418,7 @@ func TestBatchCommandsConcurrentSenders(t *testing.T) {
 // stays open and keeps answering.
 func TestBatchBurstWorkersEndWhenIdle(t *testing.T) {
 	defer grpcserver.SetBatchWorkerIdle(50 * time.Millisecond)()
-	c := grpctest.NewCluster(t, grpctest.Options{Wrap: func(_ uint64, svc kvrpc.Client) kvrpc.Client { return hanging{svc} }})
-	ctx := testCtx(t)
-	r, _ := c.Table.ByID(1)
-	get := func(key string, timeout time.Duration) *breq {
-		return &breq{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rctx(r), Key: []byte(key), Version: 10}},
-			TimeoutUs: uint64(timeout / time.Microsecond)}
-	}
-	st, err := dial(t, c.Stores[0].Addr).BatchCommands(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, get := hangingStream(t)
 	roundTrip := func(reqs []*breq) {
 		t.Helper()
 		msg := &tikvpb.BatchCommandsRequest{Requests: reqs}
