@@ -406,7 +406,10 @@ func binaryDateTimeDatum(tp byte, v []byte) types.Datum {
 }
 
 // binaryDurationDatum decodes a binary TIME parameter (without its length
-// byte) into a KindDuration datum.
+// byte) into a KindDuration datum. A value outside ±838:59:59 or with a
+// minute, second or fraction out of its range becomes its text form, so it
+// meets the same checks as the literal (MySQL 8 clips it silently, which
+// would accept a value and ignore it).
 func binaryDurationDatum(v []byte) types.Datum {
 	if len(v) < 8 {
 		return types.NewDuration(0, 0)
@@ -414,11 +417,16 @@ func binaryDurationDatum(v []byte) types.Datum {
 	days := int64(uint32(v[1]) | uint32(v[2])<<8 | uint32(v[3])<<16 | uint32(v[4])<<24)
 	us := ((days*24+int64(v[5]))*3600 + int64(v[6])*60 + int64(v[7])) * 1000000
 	fsp := 0
+	var micro int64
 	if len(v) >= 12 {
-		if m := int64(uint32(v[8]) | uint32(v[9])<<8 | uint32(v[10])<<16 | uint32(v[11])<<24); m != 0 {
-			us += m
+		if micro = int64(uint32(v[8]) | uint32(v[9])<<8 | uint32(v[10])<<16 | uint32(v[11])<<24); micro != 0 {
+			us += micro
 			fsp = types.MaxFsp
 		}
+	}
+	if v[6] > 59 || v[7] > 59 || micro > 999999 || us > types.MaxDurationMicros {
+		var tmp [40]byte
+		return types.NewString(string(appendDurationText(tmp[:0], v)))
 	}
 	if v[0] == 1 {
 		us = -us

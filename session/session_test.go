@@ -18,7 +18,9 @@ package session_test
 //	prepare name    prepare the input on the current session.
 //	execute name [args=(...)]
 //	                execute a prepared statement with params; each arg is
-//	                i:<int>, u:<uint>, f:<float>, s:<string> or null.
+//	                i:<int>, u:<uint>, f:<float>, s:<string>, null,
+//	                dur:<microseconds> (a TIME datum) or dt:Y-M-D-h-m-s
+//	                (a DATETIME datum), the last two unchecked.
 //	sleep ms        sleep.
 //	interrupt-ddl, schema-state, index-entries
 //	                online schema change states (online_ddl_harness_test.go).
@@ -39,6 +41,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/embedded"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/session"
@@ -203,6 +206,20 @@ func parseParam(t *testing.T, s string) types.Datum {
 		return types.NewFloat(v)
 	case "s":
 		return types.NewString(val)
+	case "dur":
+		// A TIME datum as a protocol decoder could hand it over, unchecked.
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return types.NewDuration(v, 0)
+	case "dt":
+		// A DATETIME datum with raw fields Y-M-D-h-m-s, unchecked.
+		var f types.TimeFields
+		if _, err := fmt.Sscanf(val, "%d-%d-%d-%d-%d-%d", &f.Year, &f.Month, &f.Day, &f.Hour, &f.Minute, &f.Second); err != nil {
+			t.Fatal(err)
+		}
+		return types.NewTime(f, mysql.TypeDatetime, 0)
 	}
 	t.Fatalf("bad param %q", s)
 	return types.Datum{}

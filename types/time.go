@@ -524,6 +524,10 @@ func appendDuration(buf []byte, us int64, fsp int) []byte {
 // clipped to the limit.
 var ErrDurationRange = errors.New("TIME value out of range")
 
+// ClipDuration returns a TIME datum of us microseconds, clipped to
+// ±838:59:59 with ErrDurationRange when outside it.
+func ClipDuration(us int64, fsp int) (Datum, error) { return clipDuration(us, fsp) }
+
 func clipDuration(us int64, fsp int) (Datum, error) {
 	if us > MaxDurationMicros {
 		return NewDuration(MaxDurationMicros, fsp), ErrDurationRange

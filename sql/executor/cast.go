@@ -158,6 +158,12 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		return castTimeColumn(ctx, d, c, row)
 	case ft.Tp == mysql.TypeDuration:
 		v, err := d.ToDuration(max(ft.Decimal, 0))
+		if err == nil && d.Kind() == types.KindDuration {
+			// A TIME datum is range-checked here too, however it was made
+			// (a binary-protocol parameter, an expression): the row codec
+			// and every reader assume ±838:59:59.
+			v, err = types.ClipDuration(v.DurationMicros(), max(ft.Decimal, 0))
+		}
 		if err != nil {
 			if err := castFail(ctx, strict, errno.New(mysql.ErrTruncatedWrongValue,
 				"Incorrect time value: '%s' for column '%s' at row %d", d.String(), c.Name, row)); err != nil {
@@ -284,6 +290,11 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 		return errno.New(mysql.ErrTruncatedWrongValue, "Incorrect %s value: '%s' for column '%s' at row %d", what, d.String(), c.Name, row)
 	}
 	v, err := d.ToTime(ft.Tp, fsp)
+	if err == nil && d.Kind() == types.KindTime && !d.TimeFields().Valid() {
+		// A DATETIME datum with impossible fields (month 13, hour 25),
+		// however it was made, is refused like the literal would be.
+		err = types.ErrIncorrectTime
+	}
 	if err != nil {
 		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
 			return d, err
