@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -187,19 +186,14 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
 			"Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Index_comment", "Visible", "Expression"), rows: rows}, nil
-	case ast.ShowCreateTable:
-		_, t, err := tableOf()
+	case ast.ShowCreateTable, ast.ShowCreateView:
+		db, t, err := tableOf()
 		if err != nil {
 			return nil, err
 		}
-		return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t))}}}, nil
+		return s.showCreateTableOrView(x.Tp == ast.ShowCreateView, db, t)
 	case ast.ShowCreateDatabase:
-		db := is.DB(x.DBName)
-		if db == nil {
-			return nil, errno.NewStd(mysql.ErrBadDB, x.DBName)
-		}
-		return &staticResultSet{fields: stringFields("Database", "Create Database"), rows: []types.Row{{s2d(db.Name),
-			s2d(fmt.Sprintf("CREATE DATABASE `%s` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */", db.Name))}}}, nil
+		return s.showCreateDatabase(is, x)
 	case ast.ShowVariables:
 		names := make([]string, 0, len(sysVars))
 		for n := range sysVars {
@@ -271,70 +265,6 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		return &staticResultSet{fields: stringFields("Name", "Status"), rows: nil}, nil
 	}
 	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this SHOW statement")
-}
-
-func showCreateTable(t *catalog.TableInfo) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
-	var lines []string
-	for _, c := range t.PublicColumns() {
-		ft := &c.Type
-		l := fmt.Sprintf("  `%s` %s", c.Name, showColumnType(ft))
-		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
-			l += " COLLATE " + ft.Collate
-		}
-		if ft.NotNull() {
-			l += " NOT NULL"
-		}
-		if c.AutoIncrement {
-			l += " AUTO_INCREMENT"
-		}
-		if c.Default != nil {
-			if ft.IsInteger() || ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || *c.Default == "CURRENT_TIMESTAMP" {
-				l += " DEFAULT '" + strings.ReplaceAll(*c.Default, "'", "''") + "'"
-				if *c.Default == "CURRENT_TIMESTAMP" {
-					l = strings.TrimSuffix(l, "'CURRENT_TIMESTAMP'") + "CURRENT_TIMESTAMP"
-				}
-			} else {
-				l += " DEFAULT '" + strings.ReplaceAll(*c.Default, "'", "''") + "'"
-			}
-		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
-			l += " DEFAULT NULL"
-		}
-		if c.Comment != "" {
-			l += " COMMENT '" + strings.ReplaceAll(c.Comment, "'", "''") + "'"
-		}
-		lines = append(lines, l)
-	}
-	for _, idx := range t.PublicIndices() {
-		cols := make([]string, len(idx.Columns))
-		for i, ic := range idx.Columns {
-			cols[i] = "`" + ic.Name + "`"
-			if ic.Length > 0 {
-				cols[i] += fmt.Sprintf("(%d)", ic.Length)
-			}
-		}
-		switch {
-		case idx.Primary:
-			l := "  PRIMARY KEY (" + strings.Join(cols, ",") + ")"
-			if t.PKIsHandle || t.CommonHandle {
-				l += " /*T![clustered_index] CLUSTERED */"
-			} else {
-				l += " /*T![clustered_index] NONCLUSTERED */"
-			}
-			lines = append(lines, l)
-		case idx.Unique:
-			lines = append(lines, fmt.Sprintf("  UNIQUE KEY `%s` (%s)", idx.Name, strings.Join(cols, ",")))
-		default:
-			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", idx.Name, strings.Join(cols, ",")))
-		}
-	}
-	b.WriteString(strings.Join(lines, ",\n"))
-	b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
-	if t.Comment != "" {
-		b.WriteString(" COMMENT='" + strings.ReplaceAll(t.Comment, "'", "''") + "'")
-	}
-	return b.String()
 }
 
 // showColumnType prints a type as MySQL 8 does in SHOW CREATE TABLE

@@ -18,6 +18,8 @@ type sysVar struct {
 	numeric bool
 	// globalOnly variables cannot be set per session.
 	globalOnly bool
+	// boolean variables take only 0/1 (ON/OFF).
+	boolean bool
 }
 
 // sysVars are the system variables shoal knows. Variables that drivers and
@@ -87,6 +89,7 @@ var sysVars = map[string]sysVar{
 	"net_read_timeout":                 {def: "30", numeric: true},
 	"sql_select_limit":                 {def: "18446744073709551615", numeric: true},
 	"sql_safe_updates":                 {def: "0", numeric: true},
+	"sql_quote_show_create":            {def: "1", numeric: true, boolean: true},
 	"sql_auto_is_null":                 {def: "0", numeric: true},
 	"foreign_key_checks":               {def: "1", numeric: true},
 	"unique_checks":                    {def: "1", numeric: true},
@@ -155,7 +158,7 @@ func normalizeVar(name, val string) (string, error) {
 		case "OFF", "FALSE":
 			return "0", nil
 		}
-		if _, err := strconv.ParseFloat(val, 64); err != nil {
+		if _, err := strconv.ParseFloat(val, 64); err != nil || (sv.boolean && val != "0" && val != "1") {
 			return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
 		}
 		return val, nil

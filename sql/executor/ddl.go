@@ -812,7 +812,9 @@ type ViewCheck func(sel ast.StmtNode) ([]string, error)
 
 func (d *DDL) createView(ctx context.Context, x *ast.CreateViewStmt) error {
 	var sb strings.Builder
-	if err := x.Select.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
+	// Backslashes escaped: the text is parsed again on every use and by
+	// SHOW CREATE VIEW's readers ('a\\b' would come back as 'ab').
+	if err := x.Select.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags|format.RestoreStringEscapeBackslash, &sb)); err != nil {
 		return err
 	}
 	var cols []string

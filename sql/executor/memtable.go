@@ -223,7 +223,7 @@ func ColumnTypeString(ft *types.FieldType) string {
 	case mysql.TypeEnum, mysql.TypeSet:
 		quoted := make([]string, len(ft.Elems))
 		for i, e := range ft.Elems {
-			quoted[i] = "'" + strings.ReplaceAll(e, "'", "''") + "'"
+			quoted[i] = QuoteString(e)
 		}
 		s = fmt.Sprintf("%s(%s)", name, strings.Join(quoted, ","))
 	}

@@ -1,0 +1,132 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/types"
+)
+
+// SHOW CREATE TABLE / VIEW / DATABASE print DDL that parses back to the
+// same object and to nothing else: identifiers go through
+// executor.QuoteIdent (backticks, ` doubled; only where needed when
+// sql_quote_show_create = 0) and string literals through
+// executor.QuoteString, as MySQL does, so a dump replayed from this text
+// cannot run statements smuggled in a name, a default or a comment.
+
+// quoteShowCreate reports sql_quote_show_create (default 1).
+func (s *Session) quoteShowCreate() bool {
+	v, err := s.getSysVar("sql_quote_show_create", false)
+	return err != nil || !(v == "0" || strings.EqualFold(v, "OFF"))
+}
+
+func (s *Session) showCreateTableOrView(wantView bool, db string, t *catalog.TableInfo) (ResultSet, error) {
+	quote := s.quoteShowCreate()
+	if t.View != "" {
+		return &staticResultSet{fields: stringFields("View", "Create View", "character_set_client", "collation_connection"),
+			rows: []types.Row{{s2d(t.Name), s2d(showCreateView(t, quote)), s2d("utf8mb4"), s2d("utf8mb4_bin")}}}, nil
+	}
+	if wantView {
+		return nil, errno.New(mysql.ErrWrongObject, "'%s.%s' is not VIEW", db, t.Name)
+	}
+	return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t, quote))}}}, nil
+}
+
+func (s *Session) showCreateDatabase(is *catalog.InfoSchema, x *ast.ShowStmt) (ResultSet, error) {
+	db := is.DB(x.DBName)
+	if db == nil {
+		return nil, errno.NewStd(mysql.ErrBadDB, x.DBName)
+	}
+	ifNotExists := ""
+	if x.IfNotExists {
+		ifNotExists = "/*!32312 IF NOT EXISTS*/ "
+	}
+	text := fmt.Sprintf("CREATE DATABASE %s%s /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */",
+		ifNotExists, executor.QuoteIdent(db.Name, s.quoteShowCreate()))
+	return &staticResultSet{fields: stringFields("Database", "Create Database"), rows: []types.Row{{s2d(db.Name), s2d(text)}}}, nil
+}
+
+func showCreateView(t *catalog.TableInfo, quote bool) string {
+	var b strings.Builder
+	b.WriteString("CREATE VIEW ")
+	b.WriteString(executor.QuoteIdent(t.Name, quote))
+	if len(t.ViewCols) > 0 {
+		cols := make([]string, len(t.ViewCols))
+		for i, c := range t.ViewCols {
+			cols[i] = executor.QuoteIdent(c, quote)
+		}
+		b.WriteString(" (" + strings.Join(cols, ",") + ")")
+	}
+	// The SELECT is kept as the parser restored it at CREATE VIEW, names in
+	// backticks and strings escaped.
+	b.WriteString(" AS ")
+	b.WriteString(t.View)
+	return b.String()
+}
+
+func showCreateTable(t *catalog.TableInfo, quote bool) string {
+	q := func(name string) string { return executor.QuoteIdent(name, quote) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", q(t.Name))
+	var lines []string
+	for _, c := range t.PublicColumns() {
+		ft := &c.Type
+		l := fmt.Sprintf("  %s %s", q(c.Name), showColumnType(ft))
+		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
+			l += " COLLATE " + ft.Collate
+		}
+		if ft.NotNull() {
+			l += " NOT NULL"
+		}
+		if c.AutoIncrement {
+			l += " AUTO_INCREMENT"
+		}
+		if c.Default != nil {
+			if *c.Default == "CURRENT_TIMESTAMP" {
+				l += " DEFAULT CURRENT_TIMESTAMP"
+			} else {
+				l += " DEFAULT " + executor.QuoteString(*c.Default)
+			}
+		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
+			l += " DEFAULT NULL"
+		}
+		if c.Comment != "" {
+			l += " COMMENT " + executor.QuoteString(c.Comment)
+		}
+		lines = append(lines, l)
+	}
+	for _, idx := range t.PublicIndices() {
+		cols := make([]string, len(idx.Columns))
+		for i, ic := range idx.Columns {
+			cols[i] = q(ic.Name)
+			if ic.Length > 0 {
+				cols[i] += fmt.Sprintf("(%d)", ic.Length)
+			}
+		}
+		switch {
+		case idx.Primary:
+			l := "  PRIMARY KEY (" + strings.Join(cols, ",") + ")"
+			if t.PKIsHandle || t.CommonHandle {
+				l += " /*T![clustered_index] CLUSTERED */"
+			} else {
+				l += " /*T![clustered_index] NONCLUSTERED */"
+			}
+			lines = append(lines, l)
+		case idx.Unique:
+			lines = append(lines, fmt.Sprintf("  UNIQUE KEY %s (%s)", q(idx.Name), strings.Join(cols, ",")))
+		default:
+			lines = append(lines, fmt.Sprintf("  KEY %s (%s)", q(idx.Name), strings.Join(cols, ",")))
+		}
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+	if t.Comment != "" {
+		b.WriteString(" COMMENT=" + executor.QuoteString(t.Comment))
+	}
+	return b.String()
+}
