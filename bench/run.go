@@ -118,8 +118,12 @@ type executor struct {
 func (e *executor) label() string { return e.results.Target.Label }
 
 func (e *executor) backupURL() string {
-	return "local://" + filepath.Join(e.opts.WorkDir, e.label(), "backup")
+	return "local://" + backupDir(filepath.Join(e.opts.WorkDir, e.label()))
 }
+
+// backupDir is where a target's BACKUP goes, below its work directory; a
+// shoal target's SQL nodes allow exactly it (--backup-dirs).
+func backupDir(targetDir string) string { return filepath.Join(targetDir, "backup") }
 
 func (e *executor) rawRel(name string) string { return filepath.Join("raw", e.label(), name) }
 

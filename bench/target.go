@@ -53,7 +53,7 @@ func startTarget(ctx context.Context, p *Plan, t Target, workDir string) (*runni
 	switch t.Kind {
 	case KindEmbedded:
 		s, err := testserver.StartShoal(testserver.ShoalOptions{Bin: t.Binary, DataDir: filepath.Join(dir, "data"),
-			LogPath: filepath.Join(dir, "shoal.log"), Args: append([]string{"--log-level", "warn"}, t.Args...)})
+			LogPath: filepath.Join(dir, "shoal.log"), Args: append([]string{"--log-level", "warn", "--backup-dirs", backupDir(dir)}, t.Args...)})
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +65,8 @@ func startTarget(ctx context.Context, p *Plan, t Target, workDir string) (*runni
 			return nil, errors.New("args are not supported for playground targets yet")
 		}
 		pg, err := testserver.StartPlayground(testserver.PlaygroundOptions{Bin: t.Binary, PD: t.PD, Store: t.Store, SQL: t.SQL,
-			DataDir: filepath.Join(dir, "playground"), LogPath: filepath.Join(dir, "playground.log"), SplitSize: t.SplitSize})
+			DataDir: filepath.Join(dir, "playground"), LogPath: filepath.Join(dir, "playground.log"), SplitSize: t.SplitSize,
+			BackupDirs: []string{backupDir(dir)}})
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,9 @@ import (
 type BackupOptions struct {
 	// Concurrency is how many ranges are read at once (4 if 0).
 	Concurrency int
+	// AllowedDirs are the directories a local destination must lie in
+	// (see OpenStorage); none: every destination is refused.
+	AllowedDirs []string
 }
 
 // Backup writes a backup of the named databases (every database when dbs
@@ -41,7 +44,7 @@ type backupJob struct {
 }
 
 func backup(ctx context.Context, store kv.Storage, dbs []string, uri string, opts BackupOptions) (*Meta, error) {
-	ext, err := OpenStorage(uri)
+	ext, err := OpenStorage(uri, opts.AllowedDirs)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func TestBackupRestoreFreshStore(t *testing.T) {
 	want := snapshotRows(t, c, "shop")
 	uri := "local://" + filepath.Join(t.TempDir(), "bk")
 
-	meta, err := br.Backup(ctx, src, []string{"shop"}, uri, br.BackupOptions{Concurrency: 3})
+	meta, err := br.Backup(ctx, src, []string{"shop"}, uri, br.BackupOptions{AllowedDirs: allowedFor(uri), Concurrency: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestBackupRestoreFreshStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := br.Restore(ctx, dst, cat, nil, uri, br.RestoreOptions{Concurrency: 3, BatchKeys: 97, Rename: map[string]string{"shop": "shop2"}}); err != nil {
+	if _, err := br.Restore(ctx, dst, cat, nil, uri, br.RestoreOptions{AllowedDirs: allowedFor(uri), Concurrency: 3, BatchKeys: 97, Rename: map[string]string{"shop": "shop2"}}); err != nil {
 		t.Fatal(err)
 	}
 	d := sqlConn(t, dst)
@@ -241,7 +241,7 @@ func TestRestoreRefusesCorruptedBackup(t *testing.T) {
 	makeShop(t, sqlConn(t, src), 300)
 	dir := filepath.Join(t.TempDir(), "bk")
 	uri := "local://" + dir
-	meta, err := br.Backup(ctx, src, []string{"shop"}, uri, br.BackupOptions{})
+	meta, err := br.Backup(ctx, src, []string{"shop"}, uri, br.BackupOptions{AllowedDirs: allowedFor(uri)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestRestoreRefusesCorruptedBackup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = br.Restore(ctx, dst, cat, []string{"shop"}, uri, br.RestoreOptions{})
+			_, err = br.Restore(ctx, dst, cat, []string{"shop"}, uri, br.RestoreOptions{AllowedDirs: allowedFor(uri)})
 			if sqlCode(err) != br.ErrCodeRestoreFailed {
 				t.Fatalf("restore of a corrupted backup: %v, want error %d", err, br.ErrCodeRestoreFailed)
 			}
@@ -285,7 +285,7 @@ func TestRestoreRefusesCorruptedBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := br.Restore(ctx, dst, cat, nil, uri, br.RestoreOptions{}); err != nil {
+	if _, err := br.Restore(ctx, dst, cat, nil, uri, br.RestoreOptions{AllowedDirs: allowedFor(uri)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -297,7 +297,7 @@ func TestRestoreRefusesExistingTable(t *testing.T) {
 	c := sqlConn(t, s)
 	makeShop(t, c, 10)
 	uri := "local://" + filepath.Join(t.TempDir(), "bk")
-	if _, err := br.Backup(ctx, s, []string{"shop"}, uri, br.BackupOptions{}); err != nil {
+	if _, err := br.Backup(ctx, s, []string{"shop"}, uri, br.BackupOptions{AllowedDirs: allowedFor(uri)}); err != nil {
 		t.Fatal(err)
 	}
 	exec(t, c, "CREATE DATABASE shop2", "CREATE TABLE shop2.note (x INT)")
@@ -305,11 +305,16 @@ func TestRestoreRefusesExistingTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = br.Restore(ctx, s, cat, nil, uri, br.RestoreOptions{Rename: map[string]string{"shop": "shop2"}})
+	_, err = br.Restore(ctx, s, cat, nil, uri, br.RestoreOptions{AllowedDirs: allowedFor(uri), Rename: map[string]string{"shop": "shop2"}})
 	if sqlCode(err) != 1050 {
 		t.Fatalf("restore over an existing table: %v, want 1050", err)
 	}
 	if tabs := cat.InfoSchema().Tables("shop2"); len(tabs) != 1 {
 		t.Fatalf("shop2 has %d tables after a refused restore, want 1", len(tabs))
 	}
+}
+
+// allowedFor allows the directory holding a test's backup destination.
+func allowedFor(uri string) []string {
+	return []string{filepath.Dir(strings.TrimPrefix(uri, "local://"))}
 }

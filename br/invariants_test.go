@@ -109,7 +109,7 @@ func (f *recordingFile) Commit() error {
 }
 
 func localAt(t *testing.T, dir string) ExternalStorage {
-	ext, err := OpenStorage("local://" + dir)
+	ext, err := OpenStorage("local://"+dir, []string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFailedBackupLeavesNoMeta(t *testing.T) {
 	if _, err := ReadMeta(rec); !errors.Is(err, errNoBackup) {
 		t.Fatalf("reading the failed backup: %v, want no backup", err)
 	}
-	_, err := Backup(context.Background(), s, []string{"db"}, "local://"+dir, BackupOptions{})
+	_, err := Backup(context.Background(), s, []string{"db"}, "local://"+dir, BackupOptions{AllowedDirs: []string{dir}})
 	if err == nil || !strings.Contains(err.Error(), lockFileName) {
 		t.Fatalf("second backup into a failed one's directory: %v", err)
 	}

@@ -18,6 +18,9 @@ import (
 type RestoreOptions struct {
 	// Concurrency is how many files are verified or written at once (4 if 0).
 	Concurrency int
+	// AllowedDirs are the directories a local source must lie in (see
+	// OpenStorage); none: every source is refused.
+	AllowedDirs []string
 	// BatchKeys and BatchBytes bound one write transaction (4096 keys and
 	// 8 MiB if 0): large enough to amortize a commit, small enough to
 	// stay far from any transaction size limit.
@@ -49,7 +52,7 @@ type restoredTable struct {
 }
 
 func restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []string, uri string, opts RestoreOptions) (*Meta, error) {
-	ext, err := OpenStorage(uri)
+	ext, err := OpenStorage(uri, opts.AllowedDirs)
 	if err != nil {
 		return nil, err
 	}

@@ -44,8 +44,9 @@ var errUnsupportedStorage = errors.New("unsupported storage")
 
 // OpenStorage parses a storage URI. Supported: local:///abs/path (and its
 // alias file:///abs/path), a directory on the SQL node's file system,
-// created if absent.
-func OpenStorage(uri string) (ExternalStorage, error) {
+// created if absent, which must lie at or below one of allowedDirs once
+// cleaned and its symlinks resolved (allowedDirs.go).
+func OpenStorage(uri string, allowedDirs []string) (ExternalStorage, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", errUnsupportedStorage, uri, err)
@@ -66,7 +67,11 @@ func OpenStorage(uri string) (ExternalStorage, error) {
 	if u.RawQuery != "" {
 		return nil, fmt.Errorf("%w %q: local storage takes no parameters", errUnsupportedStorage, uri)
 	}
-	return &localStorage{uri: uri, dir: filepath.Clean(u.Path)}, nil
+	dir, err := allowedDir(u.Path, allowedDirs)
+	if err != nil {
+		return nil, err
+	}
+	return &localStorage{uri: uri, dir: dir}, nil
 }
 
 // localStorage is a directory. Files are written to a temporary name,
@@ -78,12 +83,20 @@ type localStorage struct {
 
 func (s *localStorage) URI() string { return s.uri }
 
-func (s *localStorage) path(name string) string {
-	return filepath.Join(s.dir, filepath.FromSlash(name))
+// path is where file name lives; names that would leave the directory
+// (restore reads them from a backupmeta, which may be forged) are refused.
+func (s *localStorage) path(name string) (string, error) {
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return "", fmt.Errorf("file name %q leaves the backup directory", name)
+	}
+	return filepath.Join(s.dir, filepath.FromSlash(name)), nil
 }
 
 func (s *localStorage) Create(name string) (FileWriter, error) {
-	final := s.path(name)
+	final, err := s.path(name)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, err
 	}
@@ -95,7 +108,10 @@ func (s *localStorage) Create(name string) (FileWriter, error) {
 }
 
 func (s *localStorage) CreateExclusive(name string) error {
-	p := s.path(name)
+	p, err := s.path(name)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -110,10 +126,20 @@ func (s *localStorage) CreateExclusive(name string) error {
 	return f.Close()
 }
 
-func (s *localStorage) Open(name string) (io.ReadCloser, error) { return os.Open(s.path(name)) }
+func (s *localStorage) Open(name string) (io.ReadCloser, error) {
+	p, err := s.path(name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
 
 func (s *localStorage) Exists(name string) (bool, error) {
-	_, err := os.Stat(s.path(name))
+	p, err := s.path(name)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

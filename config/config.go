@@ -37,6 +37,8 @@ type Config struct {
 	// collection may remove them (a Go duration, e.g. "10m"); reads older
 	// than this fail with error 9006.
 	GCLifeTime string `toml:"gc-life-time"`
+
+	Security Security `toml:"security"`
 }
 
 // Default returns the default configuration.
@@ -97,6 +99,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))
 	}
+	errs = append(errs, c.Security.validate()...)
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "warning", "error":
 	default:

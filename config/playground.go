@@ -27,6 +27,8 @@ type Playground struct {
 	RegionSplitSize string `toml:"region-split-size"`
 	// LogLevel of every process.
 	LogLevel string `toml:"log-level"`
+	// Security.BackupDirs is given to every SQL node.
+	Security Security `toml:"security"`
 }
 
 // DefaultPlayground returns the default playground: 3 PD, 3 stores, 2 SQL
@@ -53,6 +55,7 @@ func (p *Playground) Validate() error {
 	if p.PD < 1 || p.Store < 1 || p.SQL < 1 {
 		errs = append(errs, fmt.Errorf("pd, store and sql must each be at least 1 (got %d, %d, %d)", p.PD, p.Store, p.SQL))
 	}
+	errs = append(errs, p.Security.validate()...)
 	if p.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))
 	}

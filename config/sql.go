@@ -55,6 +55,7 @@ type SQL struct {
 	GCRunInterval string `toml:"gc-run-interval"`
 
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
+	Security          Security          `toml:"security"`
 }
 
 // PreparedPlanCache is TiDB's [prepared-plan-cache] section.
@@ -177,6 +178,7 @@ func (s *SQL) Validate() error {
 	if s.KVConnsPerStore < 1 || s.KVConnsPerStore > 64 {
 		errs = append(errs, fmt.Errorf("kv-conns-per-store %d out of range 1..64", s.KVConnsPerStore))
 	}
+	errs = append(errs, s.Security.validate()...)
 	switch strings.ToLower(s.LogLevel) {
 	case "debug", "info", "warn", "warning", "error":
 	default:

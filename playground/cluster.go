@@ -51,6 +51,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// Logger reports progress (nil: discard).
 	Logger *slog.Logger
+	// BackupDirs: the SQL nodes' --backup-dirs (where BACKUP and RESTORE
+	// may go; none: refused).
+	BackupDirs []string
 }
 
 func (o *Options) fill() {
@@ -256,8 +259,11 @@ func (c *Cluster) start(ctx context.Context) error {
 		name := fmt.Sprintf("sql-%d", i+1)
 		_, port, _ := strings.Cut(s.MySQL, ":")
 		_, sport, _ := strings.Cut(s.Status, ":")
-		pr, err := startProc(name, c.logPath(name), o.Binary, "sql", "--pd", c.PDAddrs(),
-			"--host", "127.0.0.1", "--port", port, "--status-port", sport, "--log-level", o.LogLevel)
+		args := []string{"sql", "--pd", c.PDAddrs(), "--host", "127.0.0.1", "--port", port, "--status-port", sport, "--log-level", o.LogLevel}
+		if len(o.BackupDirs) > 0 {
+			args = append(args, "--backup-dirs", strings.Join(o.BackupDirs, ","))
+		}
+		pr, err := startProc(name, c.logPath(name), o.Binary, args...)
 		if err != nil {
 			return err
 		}

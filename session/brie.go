@@ -48,9 +48,9 @@ func (s *Session) runBRIE(ctx context.Context, x *ast.BRIEStmt) (ResultSet, erro
 	var meta *br.Meta
 	var err error
 	if x.Kind == ast.BRIEKindBackup {
-		meta, err = br.Backup(ctx, s.b.store, x.Schemas, x.Storage, br.BackupOptions{Concurrency: concurrency})
+		meta, err = br.Backup(ctx, s.b.store, x.Schemas, x.Storage, br.BackupOptions{Concurrency: concurrency, AllowedDirs: s.b.cfg.BackupDirs})
 	} else {
-		meta, err = br.Restore(ctx, s.b.store, s.b.catalog, x.Schemas, x.Storage, br.RestoreOptions{Concurrency: concurrency, SkipChecksum: !checksum})
+		meta, err = br.Restore(ctx, s.b.store, s.b.catalog, x.Schemas, x.Storage, br.RestoreOptions{Concurrency: concurrency, SkipChecksum: !checksum, AllowedDirs: s.b.cfg.BackupDirs})
 	}
 	if err != nil {
 		return nil, err

@@ -6,14 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shoaldb/shoal/session"
 )
 
 // TestBackupRestoreStatements drives BACKUP/RESTORE DATABASE through the
 // parser and the statement dispatch: the result row, the data and id
 // allocators after a restore, and the errors a client sees.
 func TestBackupRestoreStatements(t *testing.T) {
-	h := newHarness(t)
 	dir := t.TempDir()
+	h := newHarnessWith(t, session.Config{BackupDirs: []string{dir}})
 	dest := "local://" + filepath.Join(dir, "b1")
 	exec := func(sql string) string { t.Helper(); return run(h.ctx, h.cur, sql, false, false) }
 	query := func(sql string) string { t.Helper(); return run(h.ctx, h.cur, sql, true, false) }
@@ -65,6 +67,14 @@ func TestBackupRestoreStatements(t *testing.T) {
 	wantErr("BACKUP DATABASE nosuch TO 'local://"+filepath.Join(dir, "b2")+"'", "1049", "Unknown database 'nosuch'")
 	wantErr("BACKUP DATABASE shop TO 's3://bucket/path'", "8124", `scheme "s3" is not supported`)
 	wantErr("BACKUP DATABASE shop TO 'local://relative/path'", "8124", "three slashes")
+	// Only the configured directories may be written or read.
+	outside := t.TempDir()
+	wantErr("BACKUP DATABASE shop TO 'local://"+filepath.Join(outside, "b5")+"'", "8124", "is not in an allowed backup directory (allowed: "+dir+")")
+	wantErr("BACKUP DATABASE shop TO 'local://"+dir+"/../"+filepath.Base(outside)+"/b6'", "8124", "is not in an allowed backup directory")
+	wantErr("RESTORE DATABASE shop FROM 'local://"+outside+"'", "8125", "is not in an allowed backup directory")
+	if entries, err := os.ReadDir(outside); err != nil || len(entries) != 0 {
+		t.Fatalf("a refused BACKUP wrote outside the allowed directory: %v %v", entries, err)
+	}
 	wantErr("BACKUP TABLE shop.item TO 'local://"+filepath.Join(dir, "b3")+"'", "1235", "BACKUP TABLE")
 	wantErr("BACKUP DATABASE shop TO 'local://"+filepath.Join(dir, "b4")+"' RATE_LIMIT = 10 MB/SECOND", "1235", "RATE_LIMIT")
 	wantErr("RESTORE DATABASE shop FROM '"+dest+"'", "1050", "Table 'cheap' already exists")
@@ -119,4 +129,23 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// With no backup directory configured (the default), BACKUP and RESTORE
+// are refused and touch nothing.
+func TestBackupRefusedWithoutAllowedDirs(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(t.TempDir(), "b")
+	if out := run(h.ctx, h.cur, "CREATE DATABASE shop", false, false); out != "ok\n" {
+		t.Fatal(out)
+	}
+	for _, q := range []string{"BACKUP DATABASE shop TO 'local://" + dir + "'", "RESTORE DATABASE shop FROM 'local://" + dir + "'"} {
+		out := run(h.ctx, h.cur, q, false, false)
+		if !strings.Contains(out, "no backup directory is allowed on this node") {
+			t.Errorf("%s: %s", q, out)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a refused BACKUP created %s: %v", dir, err)
+	}
 }

@@ -53,6 +53,9 @@ type Config struct {
 	Logger *slog.Logger
 	// GC: the defaults of the GC variables (gc-life-time and friends).
 	GC GCSettings
+	// BackupDirs: where BACKUP and RESTORE may read and write (config
+	// security.backup-dirs); none: both are refused.
+	BackupDirs []string
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates

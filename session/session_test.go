@@ -64,13 +64,16 @@ type harness struct {
 	prepared map[string]uint32
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, session.Config{}) }
+
+// newHarnessWith is newHarness with a SQL layer configured by cfg.
+func newHarnessWith(t *testing.T, cfg session.Config) *harness {
 	store, err := embedded.Open(t.TempDir(), embedded.Options{NoSync: true, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	b, err := session.NewBackend(store, session.Config{})
+	b, err := session.NewBackend(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

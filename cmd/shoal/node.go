@@ -27,7 +27,7 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
 	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword,
-		GC: session.GCSettings{LifeTime: gcLife}})
+		GC: session.GCSettings{LifeTime: gcLife}, BackupDirs: cfg.Security.BackupDirs})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)

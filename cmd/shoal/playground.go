@@ -32,6 +32,7 @@ func playgroundFlags(args []string, stderr io.Writer) (config.Playground, error)
 	fs.StringVar(&cfg.HAProxy, "haproxy", cfg.HAProxy, "haproxy binary (default: haproxy from PATH or /usr/sbin)")
 	fs.StringVar(&cfg.RegionSplitSize, "region-split-size", cfg.RegionSplitSize, "stores split a region once its data passes this size (e.g. 1MiB for tests)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level of every process: debug, info, warn, error")
+	fs.Var(dirListFlag{&cfg.Security.BackupDirs}, "backup-dirs", backupDirsUsage+"; given to every SQL node")
 	if err := parseFlags(fs, args, stderr, "usage: shoal playground [flags]\n\nStarts a local cluster on 127.0.0.1 (PD, stores, SQL nodes, HAProxy) and stops it on Ctrl-C.", func(path string) error {
 		cfg = config.DefaultPlayground()
 		return cfg.LoadFile(path)
@@ -79,6 +80,7 @@ func servePlayground(cfg config.Playground, log *slog.Logger, stdout io.Writer) 
 	c, err := playground.Start(ctx, playground.Options{
 		PD: cfg.PD, Store: cfg.Store, SQL: cfg.SQL, BasePort: cfg.BasePort, DataDir: dataDir,
 		Binary: self, HAProxy: haproxy, SplitSize: cfg.RegionSplitSize, LogLevel: cfg.LogLevel, Logger: log,
+		BackupDirs: cfg.Security.BackupDirs,
 	})
 	cleanup := func() {
 		if cfg.Clean {

@@ -31,6 +31,7 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
 	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions are kept before garbage collection")
+	fs.Var(dirListFlag{&cfg.Security.BackupDirs}, "backup-dirs", backupDirsUsage)
 	if err := parseFlags(fs, args, stderr, "usage: shoal server [flags]", func(path string) error {
 		cfg = config.Default()
 		return cfg.LoadFile(path)

@@ -44,6 +44,7 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	fs.StringVar(&cfg.KVMaxBatchWaitTime, "kv-max-batch-wait-time", cfg.KVMaxBatchWaitTime, "how long a batch stream's sender waits for more requests when few are pending (0s: never)")
 	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions stay readable before MVCC GC (default of tidb_gc_life_time)")
 	fs.StringVar(&cfg.GCRunInterval, "gc-run-interval", cfg.GCRunInterval, "how far the GC safe point must move before a GC round runs (default of tidb_gc_run_interval)")
+	fs.Var(dirListFlag{&cfg.Security.BackupDirs}, "backup-dirs", backupDirsUsage)
 	if err := parseFlags(fs, args, stderr, "usage: shoal sql [flags]\n\nA stateless SQL node of a cluster (PD + stores).", func(path string) error {
 		cfg = config.DefaultSQL()
 		return cfg.LoadFile(path)
@@ -140,6 +141,7 @@ func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNod
 		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
 		Logger:             log,
 		GC:                 session.GCSettings{LifeTime: gcLife, RunInterval: gcRun},
+		BackupDirs:         cfg.Security.BackupDirs,
 	})
 	if err != nil {
 		kvc.Close()

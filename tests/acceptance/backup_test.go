@@ -186,7 +186,8 @@ func adminCheckAll(t *testing.T, db *sql.DB) {
 // same through `shoal backup` / `shoal restore`, and the errors.
 func TestBackupRestore(t *testing.T) {
 	needShoal(t)
-	s := startServer(t)
+	dir := t.TempDir()
+	s := startServer(t, "--backup-dirs", dir)
 	db, err := s.Open("")
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,6 @@ func TestBackupRestore(t *testing.T) {
 	defer db.Close()
 	db.SetMaxOpenConns(8)
 	createBackupDB(t, db)
-	dir := t.TempDir()
 	dest := "local://" + filepath.Join(dir, "full")
 
 	// Transfers run during the backup: a snapshot taken at one timestamp

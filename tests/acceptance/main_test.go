@@ -56,10 +56,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startServer starts the target server with a fresh data directory; it is
+// startServer starts the target server with a fresh data directory (and
+// shoalArgs as extra flags of a shoal server); it is
 // stopped (SIGTERM, and for shoal a clean exit is asserted) when the test
 // ends.
-func startServer(t *testing.T) *testserver.Server {
+func startServer(t *testing.T, shoalArgs ...string) *testserver.Server {
 	t.Helper()
 	var (
 		s   *testserver.Server
@@ -68,7 +69,7 @@ func startServer(t *testing.T) *testserver.Server {
 	switch target {
 	case "shoal":
 		dir := t.TempDir()
-		s, err = testserver.StartShoal(testserver.ShoalOptions{Bin: shoalBin, DataDir: dir + "/data", LogPath: dir + "/shoal.log"})
+		s, err = testserver.StartShoal(testserver.ShoalOptions{Bin: shoalBin, DataDir: dir + "/data", LogPath: dir + "/shoal.log", Args: shoalArgs})
 	case "mariadb":
 		if e := testserver.MariaDBAvailable(); e != nil {
 			requireTool(t, "mariadbd")

@@ -20,9 +20,10 @@ import (
 type PlaygroundOptions struct {
 	Bin            string // path of the shoal binary
 	PD, Store, SQL int
-	DataDir        string // the playground's data dir (created)
-	LogPath        string // the playground's own output
-	SplitSize      string // region split size, e.g. "1MiB"
+	DataDir        string   // the playground's data dir (created)
+	LogPath        string   // the playground's own output
+	SplitSize      string   // region split size, e.g. "1MiB"
+	BackupDirs     []string // the SQL nodes' --backup-dirs
 	// ReadyTimeout bounds the wait for "ready" (default 3 minutes).
 	ReadyTimeout time.Duration
 }
@@ -82,6 +83,9 @@ func startPlayground(o PlaygroundOptions, base int, layout playground.Layout) (*
 		"--base-port", strconv.Itoa(base), "--data-dir", o.DataDir}
 	if o.SplitSize != "" {
 		args = append(args, "--region-split-size", o.SplitSize)
+	}
+	if len(o.BackupDirs) > 0 {
+		args = append(args, "--backup-dirs", strings.Join(o.BackupDirs, ","))
 	}
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
