@@ -57,6 +57,9 @@ func (d *DDL) dbName(tn *ast.TableName) (string, error) {
 
 // Exec runs one DDL statement.
 func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
+	if err := checkDDLNames(stmt); err != nil {
+		return err
+	}
 	switch x := stmt.(type) {
 	case *ast.CreateDatabaseStmt:
 		return d.createDatabase(ctx, x)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -401,6 +402,9 @@ func (b *builder) buildSelect(s *scope, sel *ast.SelectStmt) (Plan, error) {
 			}
 			continue
 		}
+		if utf8.RuneCountInString(f.AsName.O) > maxAliasChars {
+			return nil, errno.NewStd(mysql.ErrTooLongIdent, f.AsName.O)
+		}
 		e, err := b.expr(out, f.Expr)
 		if err != nil {
 			return nil, err
@@ -617,6 +621,9 @@ func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) 
 	}
 	return oc
 }
+
+// maxAliasChars bounds a column alias, as in MySQL (1059 beyond).
+const maxAliasChars = 256
 
 func fieldText(f *ast.SelectField) string {
 	if v, ok := f.Expr.(*driver.ValueExpr); ok && (v.Kind() == driver.KindString || v.Kind() == driver.KindBytes) {
