@@ -89,6 +89,13 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 			return CastToColumn(ctx, types.NewInt(v), c, row)
 		case types.KindFloat64:
 			f := math.Round(d.Float())
+			if math.IsNaN(f) {
+				// A binary-protocol DOUBLE can carry NaN, which no column holds.
+				if err := castFail(ctx, strict, outOfRange()); err != nil {
+					return d, err
+				}
+				return intDatum(ft, 0, 0, false), nil
+			}
 			if f < float64(lo) || f > float64(hi) {
 				if err := castFail(ctx, strict, outOfRange()); err != nil {
 					return d, err
@@ -145,13 +152,9 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 					return d, err
 				}
 			}
-			return types.NewFloat(f), nil
+			return floatColumnValue(ctx, f, c, row)
 		}
-		f := d.ToFloat()
-		if ft.Tp == mysql.TypeFloat {
-			f = float64(float32(f))
-		}
-		return types.NewFloat(f), nil
+		return floatColumnValue(ctx, d.ToFloat(), c, row)
 	case ft.Tp == mysql.TypeNewDecimal:
 		return castDecimalColumn(ctx, d, c, row)
 	case ft.IsTime():
@@ -215,6 +218,40 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		}
 		return types.NewStringBytes(b), nil
 	}
+}
+
+// floatColumnValue stores f into a FLOAT or DOUBLE column as MySQL's
+// Field_real does: NaN, infinities and values beyond the type's range (and
+// negatives in an UNSIGNED one) are error 1264 in strict mode, otherwise a
+// warning and 0 or the nearest limit. (A binary-protocol DOUBLE can carry
+// NaN or Inf, and a DOUBLE beyond FLOAT's range would become Inf.)
+func floatColumnValue(ctx *Context, f float64, c *catalog.ColumnInfo, row int) (types.Datum, error) {
+	ft := &c.Type
+	limit := math.MaxFloat64
+	if ft.Tp == mysql.TypeFloat {
+		limit = math.MaxFloat32
+	}
+	clipped := f
+	switch {
+	case math.IsNaN(f):
+		clipped = 0
+	case ft.IsUnsigned() && f < 0:
+		clipped = 0
+	case f > limit:
+		clipped = limit
+	case f < -limit:
+		clipped = -limit
+	}
+	if clipped != f || math.IsNaN(f) {
+		if err := castFail(ctx, ctx.StrictMode, errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row)); err != nil {
+			return types.Datum{}, err
+		}
+		f = clipped
+	}
+	if ft.Tp == mysql.TypeFloat {
+		f = float64(float32(f))
+	}
+	return types.NewFloat(f), nil
 }
 
 // castDecimalColumn stores d into DECIMAL(p,s): rounded half away from
