@@ -19,6 +19,7 @@ package session_test
 //	execute name [args=(...)]
 //	                execute a prepared statement with params; each arg is
 //	                i:<int>, u:<uint>, f:<float>, s:<string>, null,
+//	                x:<hex> (a string of raw bytes),
 //	                dur:<microseconds> (a TIME datum) or dt:Y-M-D-h-m-s
 //	                (a DATETIME datum), the last two unchecked.
 //	sleep ms        sleep.
@@ -32,6 +33,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -209,6 +211,13 @@ func parseParam(t *testing.T, s string) types.Datum {
 		return types.NewFloat(v)
 	case "s":
 		return types.NewString(val)
+	case "x":
+		// A string datum of raw bytes, in hex (not necessarily UTF-8).
+		b, err := hex.DecodeString(val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return types.NewStringBytes(b)
 	case "dur":
 		// A TIME datum as a protocol decoder could hand it over, unchecked.
 		v, err := strconv.ParseInt(val, 10, 64)

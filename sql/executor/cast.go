@@ -30,6 +30,12 @@ func intRange(ft *types.FieldType) (lo int64, hi uint64) {
 		bits = 32
 	case mysql.TypeYear:
 		return 0, 2155
+	case mysql.TypeBit:
+		// BIT(n) holds n bits.
+		if ft.Flen > 0 && ft.Flen < 64 {
+			return 0, 1<<ft.Flen - 1
+		}
+		return 0, math.MaxUint64
 	}
 	if unsigned {
 		if bits == 64 {
@@ -59,6 +65,9 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 	ft := &c.Type
 	strict := ctx.StrictMode
 	outOfRange := func() *errno.SQLError {
+		if ft.Tp == mysql.TypeBit {
+			return errno.NewStd(mysql.ErrDataTooLong, c.Name, row)
+		}
 		return errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row)
 	}
 	switch {
@@ -142,6 +151,22 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 			}
 			return intDatum(ft, int64(hi), hi, false), nil
 		}
+		if ft.Tp == mysql.TypeYear && uv != 0 {
+			// Two-digit years, as MySQL reads numbers: 1-69 are 2001-2069,
+			// 70-99 are 1970-1999; 100-1900 is out of YEAR's range.
+			switch {
+			case uv < 70:
+				uv += 2000
+			case uv < 100:
+				uv += 1900
+			case uv <= 1900:
+				if err := castFail(ctx, strict, outOfRange()); err != nil {
+					return d, err
+				}
+				uv = 0
+			}
+			iv = int64(uv)
+		}
 		return intDatum(ft, iv, uv, neg), nil
 	case ft.Tp == mysql.TypeFloat || ft.Tp == mysql.TypeDouble:
 		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
@@ -159,6 +184,12 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 		return castDecimalColumn(ctx, d, c, row)
 	case ft.IsTime():
 		return castTimeColumn(ctx, d, c, row)
+	case ft.Tp == mysql.TypeEnum:
+		return castEnumColumn(ctx, d, c, row)
+	case ft.Tp == mysql.TypeSet:
+		return castSetColumn(ctx, d, c, row)
+	case ft.Tp == mysql.TypeJSON:
+		return castJSONColumn(d, c)
 	case ft.Tp == mysql.TypeDuration:
 		v, err := d.ToDuration(max(ft.Decimal, 0))
 		if err == nil && d.Kind() == types.KindDuration {
@@ -185,6 +216,12 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 			b = d.Bytes()
 		default:
 			b = d.AppendText(nil)
+		}
+		if kind == types.KindString {
+			var err error
+			if b, err = checkUTF8(ctx, b, c, row); err != nil {
+				return d, err
+			}
 		}
 		if ft.Flen > 0 && isCharType(ft) {
 			n := utf8.RuneCount(b)
