@@ -55,8 +55,7 @@ func numericIndex(d types.Datum) (uint64, bool) {
 
 // castEnumColumn stores a member's text: a value equal to a member, or a
 // 1-based index. Anything else is error 1265 in strict mode, else the empty
-// string with
-// a warning.
+// string with a warning.
 func castEnumColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	ft := &c.Type
 	if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
