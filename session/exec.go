@@ -433,6 +433,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if err != nil {
 			return err
 		}
+		if norm, err = s.checkLimitVar(name, norm, v.IsGlobal); err != nil {
+			return err
+		}
 		if v.IsGlobal {
 			if err := s.b.persistGlobal(ctx, name, norm); err != nil {
 				return toSQLError(err)
