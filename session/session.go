@@ -343,9 +343,15 @@ func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error)
 }
 
 func (s *Session) parse(sql string) ([]ast.StmtNode, error) {
+	if textDepth(sql, maxTextDepth) > maxTextDepth {
+		return nil, errTooDeep(maxStmtDepth)
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, errno.New(mysql.ErrParse, "%s", err.Error())
+	}
+	if err := checkDepth(stmts); err != nil {
+		return nil, err
 	}
 	return stmts, nil
 }
