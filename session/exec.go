@@ -47,6 +47,7 @@ const maxSchemaChangeRetries = 16
 // executeStmt runs one parsed statement. plan, when non-nil, is a cached
 // plan for it; params are prepared-statement parameters.
 func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
+	runStmtHook(node)
 	if _, ok := node.(*ast.ShowStmt); !ok {
 		s.warnings = s.warnings[:0]
 	}
