@@ -51,7 +51,7 @@ func FuzzHandshakeResponse(f *testing.F) {
 	}
 	f.Add(hr(rawCaps, append([]byte("root\x00\x14"), make([]byte, 20)...)...))
 	f.Add(hr(rawCaps|mysql.ClientConnectWithDB, []byte("root\x00\x00test\x00mysql_native_password\x00")...))
-	f.Add(hr(mysql.ClientProtocol41|mysql.ClientSSL))
+	f.Add(hr(mysql.ClientProtocol41 | mysql.ClientSSL))
 	f.Add(hr(mysql.ClientProtocol41, []byte("u\x00pw\x00")...))
 	f.Add([]byte{0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
