@@ -299,3 +299,27 @@ func TestLimitsMaxConnections(t *testing.T) {
 	held = held[1:]
 	freshLogin(t, s)
 }
+
+func TestLimitsMaxAllowedPacket(t *testing.T) {
+	s := startLimitsServer(t, testserver.ShoalOptions{})
+	db, err := s.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(0)
+	if _, err := db.Exec("SET GLOBAL max_allowed_packet = 4096"); err != nil {
+		t.Fatal(err)
+	}
+	// A new session takes the new value; a larger packet is 1153 and ends
+	// the connection, as in MySQL.
+	var n int
+	if err := db.QueryRow("SELECT LENGTH('" + strings.Repeat("x", 3000) + "')").Scan(&n); err != nil || n != 3000 {
+		t.Fatalf("3000-byte query: %v", err)
+	}
+	err = db.QueryRow("SELECT LENGTH('" + strings.Repeat("x", 5000) + "')").Scan(&n)
+	if me := sqlErr(err); me == nil || me.Number != 1153 || string(me.SQLState[:]) != "08S01" {
+		t.Fatalf("5000-byte query: %v", err)
+	}
+	freshLogin(t, s)
+}
