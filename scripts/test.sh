@@ -5,7 +5,8 @@
 #
 # Env: SKIP_INSTALL=1 (never apt-get or pip), GO_TPC=path (a go-tpc binary;
 # default: built once into ~/.cache/shoal-tools), SHOAL_SLT_ALL=1 (whole sqllogictest
-# corpus), SHOAL_TEST_TARGET=mariadb (acceptance tests against MariaDB).
+# corpus), SHOAL_TEST_TARGET=mariadb (acceptance tests against MariaDB),
+# FUZZ_TIME=20s (how long each server fuzz target runs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,6 +77,14 @@ log "unit tests (${#UNIT[@]} packages)"
 go test -count=1 -timeout 20m "${UNIT[@]}"
 unit_rc=$?
 
+# The protocol decoders' fuzz targets, each for a bounded time: they must
+# not crash (a crasher is saved under server/testdata/fuzz and fails this).
+fuzz_rc=0
+for target in FuzzPacketReader FuzzHandshakeResponse FuzzStmtExecuteParams FuzzStmtSendLongData; do
+	log "fuzz $target (${FUZZ_TIME:-20s})"
+	go test -run XXX -fuzz "^$target\$" -fuzztime "${FUZZ_TIME:-20s}" ./server/ || fuzz_rc=1
+done
+
 log "acceptance tests"
 ACC_LOG=${ACC_LOG:-$(mktemp -t shoal-acceptance.XXXXXX.log)}
 go test -count=1 -timeout 60m -v "$ACCEPT" 2>&1 | tee "$ACC_LOG"
@@ -88,4 +97,4 @@ if [ $acc_rc -ne 0 ]; then
 	scripts/failure-digest.awk "$ACC_LOG"
 fi
 
-[ $unit_rc -eq 0 ] && [ $acc_rc -eq 0 ]
+[ $unit_rc -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $acc_rc -eq 0 ]

@@ -60,7 +60,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 	return &conn{
 		srv:   s,
 		nc:    nc,
-		pkt:   newPacketIO(nc, s.cfg.MaxAllowedPacket),
+		pkt:   newPacketIO(nc, preAuthMaxPacket),
 		id:    id,
 		host:  host,
 		stmts: make(map[uint32]*stmt),
@@ -254,7 +254,7 @@ func (c *conn) handshake(ctx context.Context) error {
 	}
 	data, err := c.pkt.readPacket()
 	if err != nil {
-		c.fatal(err)
+		c.fatalBeforeAuth(err)
 		return err
 	}
 	hr, err := parseHandshakeResponse(data)
@@ -274,6 +274,9 @@ func (c *conn) handshake(ctx context.Context) error {
 	if err := c.authenticate(hr.user, hr.auth, hr.plugin); err != nil {
 		return err
 	}
+	if err := c.checkConnectionLimit(hr.user); err != nil {
+		return err
+	}
 	sess, err := c.srv.backend.NewSession(ctx, hr.user, c.host, hr.db)
 	if err != nil {
 		_ = c.writeError(err)
@@ -281,7 +284,7 @@ func (c *conn) handshake(ctx context.Context) error {
 		return err
 	}
 	sess.SetConnectionID(c.id)
-	c.sess = sess
+	c.setSession(sess)
 	if err := c.writeOK(); err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func (c *conn) authenticate(user string, auth []byte, plugin string) error {
 		}
 		data, err := p.readPacket()
 		if err != nil {
-			c.fatal(err)
+			c.fatalBeforeAuth(err)
 			return err
 		}
 		auth = data
@@ -365,7 +368,7 @@ func (c *conn) handleChangeUser(ctx context.Context, body []byte) error {
 	c.stmts = make(map[uint32]*stmt)
 	c.user = user
 	sess.SetConnectionID(c.id)
-	c.sess = sess
+	c.setSession(sess)
 	return c.writeOK()
 }
 
@@ -573,7 +576,7 @@ func (c *conn) handleResetConnection(ctx context.Context) error {
 	c.sess.Close()
 	c.stmts = make(map[uint32]*stmt)
 	sess.SetConnectionID(c.id)
-	c.sess = sess
+	c.setSession(sess)
 	return c.writeOK()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 )
 
 // maxPayload is the largest payload one wire packet carries; a logical
@@ -70,14 +71,8 @@ func (p *packetIO) readPacket() ([]byte, error) {
 		if len(buf)+n > p.maxPacket {
 			return nil, errPacketTooLarge
 		}
-		start := len(buf)
-		if cap(buf)-start < n {
-			nb := make([]byte, start, start+n)
-			copy(nb, buf)
-			buf = nb
-		}
-		buf = buf[:start+n]
-		if _, err := io.ReadFull(p.br, buf[start:]); err != nil {
+		var err error
+		if buf, err = p.readPayload(buf, n); err != nil {
 			return nil, err
 		}
 		if n < maxPayload {
@@ -85,6 +80,28 @@ func (p *packetIO) readPacket() ([]byte, error) {
 		}
 	}
 	p.rbuf = buf
+	return buf, nil
+}
+
+// readChunk is the least a payload buffer grows by while a packet arrives.
+const readChunk = 64 << 10
+
+// readPayload appends the next n payload bytes to buf. The buffer grows
+// with what has arrived (doubling), not with what the header declared, so
+// a client that declares 16 MiB and sends ten bytes holds little memory.
+func (p *packetIO) readPayload(buf []byte, n int) ([]byte, error) {
+	for n > 0 {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n, max(cap(buf), readChunk)))
+		}
+		chunk := min(n, cap(buf)-len(buf))
+		m, err := io.ReadFull(p.br, buf[len(buf):len(buf)+chunk])
+		buf = buf[:len(buf)+m]
+		n -= m
+		if err != nil {
+			return buf, err
+		}
+	}
 	return buf, nil
 }
 

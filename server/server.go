@@ -32,6 +32,9 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Logger receives connection-level errors; default slog.Default().
 	Logger *slog.Logger
+	// MaxConnections is max_connections when the Backend is no
+	// ConnectionLimiter; default DefaultMaxConnections.
+	MaxConnections int
 }
 
 // DefaultServerVersion is the version announced when Config.ServerVersion is
@@ -53,6 +56,8 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	questions  atomic.Uint64
+	// open counts accepted sockets still served, logged in or not.
+	open atomic.Int64
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -79,6 +84,9 @@ func New(cfg Config, b Backend) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg:       cfg,
@@ -101,8 +109,9 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve(ln)
 }
 
-// Serve accepts connections on ln until Close (or a permanent accept
-// error). It closes ln before returning.
+// Serve accepts connections on ln until Close. Failed accepts (out of
+// file descriptors and the like) are retried with a backoff; only a closed
+// listener ends it. It closes ln before returning.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -129,19 +138,28 @@ func (s *Server) Serve(ln net.Listener) error {
 			if s.isClosed() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err // the listener was closed under us
 			}
-			return err
+			if backoff == 0 {
+				s.log.Warn("server: accept failed; retrying with backoff", "err", err)
+			}
+			backoff = acceptBackoff(backoff)
+			time.Sleep(backoff)
+			continue
 		}
 		backoff = 0
+		if n := s.open.Add(1); n > int64(s.maxConnections())+1 {
+			s.open.Add(-1)
+			// Not in s.wg: it ends by itself within a second.
+			go refuseConnection(nc)
+			continue
+		}
 		c := newConn(s, nc, s.nextConnID.Add(1))
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
+			s.open.Add(-1)
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -150,6 +168,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			defer s.open.Add(-1)
 			c.serve(s.ctx)
 			s.mu.Lock()
 			delete(s.conns, c)

@@ -341,7 +341,7 @@ func (c *conn) handleStmtSendLongData(body []byte) error {
 		st.longData = make([][]byte, st.numParams)
 	}
 	st.longSize += len(r.b)
-	if st.longSize > c.srv.cfg.MaxAllowedPacket {
+	if st.longSize > c.pkt.maxPacket {
 		st.longDataErr = errno.NewStd(mysql.ErrNetPacketTooLarge)
 		return nil
 	}

@@ -47,6 +47,7 @@ const maxSchemaChangeRetries = 16
 // executeStmt runs one parsed statement. plan, when non-nil, is a cached
 // plan for it; params are prepared-statement parameters.
 func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
+	runStmtHook(node)
 	if _, ok := node.(*ast.ShowStmt); !ok {
 		s.warnings = s.warnings[:0]
 	}
@@ -431,6 +432,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		}
 		norm, err := normalizeVar(name, str)
 		if err != nil {
+			return err
+		}
+		if norm, err = s.checkLimitVar(name, norm, v.IsGlobal); err != nil {
 			return err
 		}
 		if v.IsGlobal {

@@ -41,6 +41,15 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 	if len(stmts) != 1 {
 		return nil, errno.New(mysql.ErrUnknown, "Prepared statement contains multiple statements")
 	}
+	if err := s.reservePrepared(); err != nil {
+		return nil, err
+	}
+	stored := false
+	defer func() {
+		if !stored {
+			s.releasePrepared(1)
+		}
+	}()
 	s.nextStmtID++
 	id := s.nextStmtID
 	ps := &preparedStmt{id: id, node: stmts[0], numParams: planner.CountParams(stmts[0])}
@@ -62,6 +71,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 		}
 	}
 	s.prepared[id] = ps
+	stored = true
 	return &PreparedInfo{ID: id, NumParams: ps.numParams, Fields: ps.fields}, nil
 }
 
@@ -117,6 +127,7 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 func (s *Session) ClosePrepared(id uint32) {
 	if ps := s.prepared[id]; ps != nil {
 		s.plans.remove(ps)
+		s.releasePrepared(1)
 	}
 	delete(s.prepared, id)
 }
@@ -129,11 +140,18 @@ func (s *Session) runSQLPrepared(ctx context.Context, node ast.StmtNode) (Result
 		if x.SQLVar != nil {
 			sql = s.userVars[strings.ToLower(x.SQLVar.Name)].String()
 		}
+		// A name prepared again drops its old statement first, even if
+		// the new one fails (MySQL).
+		key := "\x00stmt:" + strings.ToLower(x.Name)
+		if old, ok := s.userVars[key]; ok {
+			s.ClosePrepared(uint32(old.Int()))
+			delete(s.userVars, key)
+		}
 		info, err := s.Prepare(ctx, sql)
 		if err != nil {
 			return nil, err
 		}
-		s.userVars["\x00stmt:"+strings.ToLower(x.Name)] = types.NewInt(int64(info.ID))
+		s.userVars[key] = types.NewInt(int64(info.ID))
 		return nil, nil
 	case *ast.ExecuteStmt:
 		idd, ok := s.userVars["\x00stmt:"+strings.ToLower(x.Name)]

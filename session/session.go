@@ -70,6 +70,8 @@ type Backend struct {
 	stopSync context.CancelFunc
 	syncDone chan struct{}
 
+	prepared preparedCounter // prepared statements open on this node
+
 	// brMu runs one BACKUP or RESTORE at a time on this node (as TiDB):
 	// they are heavy, and later ones queue (their Queue Time).
 	brMu sync.Mutex
@@ -131,6 +133,7 @@ func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, 
 		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
 	s.evalCtx.Session = s
 	s.evalCtx.Vars = s.readVar
+	s.initLimitVars()
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
 			return nil, err
@@ -232,6 +235,8 @@ func (s *Session) Close() {
 		_ = s.txn.Rollback()
 		s.txn = nil
 	}
+	s.releasePrepared(len(s.prepared))
+	clear(s.prepared)
 }
 
 func (s *Session) getSysVar(name string, global bool) (string, error) {
@@ -341,9 +346,15 @@ func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error)
 }
 
 func (s *Session) parse(sql string) ([]ast.StmtNode, error) {
+	if textDepth(sql, maxTextDepth) > maxTextDepth {
+		return nil, errTooDeep(maxStmtDepth)
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, errno.New(mysql.ErrParse, "%s", err.Error())
+	}
+	if err := checkDepth(stmts); err != nil {
+		return nil, err
 	}
 	return stmts, nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -56,7 +57,19 @@ func (g *refreshGroup) loop(check func() error) {
 			return
 		}
 		g.mu.Unlock()
-		r.err = check()
+		r.err = runRecovered(check)
 		close(r.done)
 	}
+}
+
+// runRecovered runs check, turning a panic into its error: this goroutine
+// works for statements, and a panic here must fail them, not end the
+// process.
+func runRecovered(check func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("schema refresh panicked: %v", p)
+		}
+	}()
+	return check()
 }

@@ -54,3 +54,17 @@ func TestRefreshGroupCoalesces(t *testing.T) {
 		t.Fatal("an idle group did not run a check")
 	}
 }
+
+// A panicking check fails its callers; the group keeps serving.
+func TestRefreshGroupPanicIsAnError(t *testing.T) {
+	var g refreshGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := g.do(ctx, func() error { panic("boom") })
+	if err == nil || err.Error() != "schema refresh panicked: boom" {
+		t.Fatalf("err %v", err)
+	}
+	if err := g.do(ctx, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,6 +22,8 @@ type aggState struct {
 	has      bool
 	buf      []byte
 	distinct map[string]bool
+	rows     int64 // GROUP_CONCAT: values appended
+	cut      bool  // GROUP_CONCAT: reached group_concat_max_len
 }
 
 type aggGroup struct {
@@ -35,6 +37,8 @@ type hashAggExec struct {
 	plan   *planner.Aggregation
 	groups []*aggGroup
 	pos    int
+	// gcMaxLen is group_concat_max_len, read at first use.
+	gcMaxLen int
 }
 
 func (e *hashAggExec) Open() error {
@@ -168,20 +172,7 @@ func (e *hashAggExec) update(st *aggState, a *planner.AggDesc, row types.Row) er
 			st.val, st.has = v.Clone(), true
 		}
 	case "group_concat":
-		if st.has {
-			st.buf = append(st.buf, a.Separator...)
-		}
-		st.has = true
-		for _, x := range a.Args {
-			w, err := x.Eval(e.ctx.Eval, row)
-			if err != nil {
-				return err
-			}
-			if w.IsNull() {
-				return nil
-			}
-			st.buf = w.AppendText(st.buf)
-		}
+		return e.addGroupConcat(st, a, row)
 	case "bit_or", "bit_and", "bit_xor":
 		iv, _ := v.ToInt()
 		if !st.has {

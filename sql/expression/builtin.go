@@ -976,7 +976,11 @@ func evalConcat(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
 		if err != nil || d.IsNull() {
 			return types.Datum{}, err
 		}
-		buf = append(buf, toStr(d)...)
+		b := toStr(d)
+		if resultTooLarge(ctx, "concat", int64(len(buf)+len(b))) {
+			return types.Datum{}, nil
+		}
+		buf = append(buf, b...)
 	}
 	if buf == nil {
 		buf = []byte{}
@@ -1003,7 +1007,11 @@ func evalConcatWS(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, erro
 			buf = append(buf, toStr(sep)...)
 		}
 		first = false
-		buf = append(buf, toStr(d)...)
+		b := toStr(d)
+		if resultTooLarge(ctx, "concat_ws", int64(len(buf)+len(b))) {
+			return types.Datum{}, nil
+		}
+		buf = append(buf, b...)
 	}
 	return types.NewStringBytes(buf), nil
 }

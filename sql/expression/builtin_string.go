@@ -91,9 +91,7 @@ func init() {
 	add := func(name string, minArgs, maxArgs int, fn evalFunc, rt func([]Expr) types.FieldType) {
 		builtins[name] = builtin{minArgs, maxArgs, fn, rt, false}
 	}
-	add("replace", 3, 3, strFn(func(a []types.Datum) types.Datum {
-		return types.NewString(strings.ReplaceAll(string(toStr(a[0])), string(toStr(a[1])), string(toStr(a[2]))))
-	}), firstArgStringType)
+	add("replace", 3, 3, evalReplace, firstArgStringType)
 	add("instr", 2, 2, strFn(func(a []types.Datum) types.Datum {
 		i := strings.Index(string(toStr(a[0])), string(toStr(a[1])))
 		if i < 0 {
@@ -127,16 +125,7 @@ func init() {
 		n = max(0, min(n, len(rs)))
 		return types.NewString(string(rs[len(rs)-n:]))
 	}), firstArgStringType)
-	add("repeat", 2, 2, strFn(func(a []types.Datum) types.Datum {
-		n := int(intArg(a[1]))
-		if n <= 0 {
-			return types.NewString("")
-		}
-		if n*len(toStr(a[0])) > 1<<24 {
-			return types.Datum{}
-		}
-		return types.NewString(strings.Repeat(string(toStr(a[0])), n))
-	}), firstArgStringType)
+	add("repeat", 2, 2, evalRepeat, firstArgStringType)
 	add("reverse", 1, 1, strFn(func(a []types.Datum) types.Datum {
 		rs := runeSlice(a[0])
 		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
@@ -144,15 +133,9 @@ func init() {
 		}
 		return types.NewString(string(rs))
 	}), firstArgStringType)
-	add("lpad", 3, 3, strFn(pad(true)), firstArgStringType)
-	add("rpad", 3, 3, strFn(pad(false)), firstArgStringType)
-	add("space", 1, 1, strFn(func(a []types.Datum) types.Datum {
-		n := int(intArg(a[0]))
-		if n < 0 {
-			n = 0
-		}
-		return types.NewString(strings.Repeat(" ", min(n, 1<<20)))
-	}), stringType)
+	add("lpad", 3, 3, evalPad(true), firstArgStringType)
+	add("rpad", 3, 3, evalPad(false), firstArgStringType)
+	add("space", 1, 1, evalSpace, stringType)
 	add("ascii", 1, 1, strFn(func(a []types.Datum) types.Datum {
 		b := toStr(a[0])
 		if len(b) == 0 {

@@ -117,6 +117,9 @@ type ShoalOptions struct {
 	DataDir string   // data directory (created if missing)
 	LogPath string   // server output; default DataDir + ".log"
 	Args    []string // extra flags
+	// NoFileLimit > 0 runs the server under `prlimit --nofile=N:N`, so
+	// tests can run it out of file descriptors.
+	NoFileLimit int
 }
 
 // StartShoal starts `shoal server` on free ports and waits until it answers
@@ -139,6 +142,11 @@ func StartShoal(o ShoalOptions) (*Server, error) {
 		s.args = append([]string{o.Bin, "server",
 			"--host", s.Host, "--port", strconv.Itoa(port), "--status-port", strconv.Itoa(sport),
 			"--data-dir", o.DataDir}, o.Args...)
+		if o.NoFileLimit > 0 {
+			// prlimit execs the server, which keeps its pid.
+			n := strconv.Itoa(o.NoFileLimit)
+			s.args = append([]string{"prlimit", "--nofile=" + n + ":" + n, "--"}, s.args...)
+		}
 		if err := s.Start(60 * time.Second); err != nil {
 			lastErr = err
 			if strings.Contains(err.Error(), "address already in use") {
@@ -270,6 +278,16 @@ func (s *Server) waitReady(timeout time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("timeout after %s: %v", timeout, last)
+}
+
+// PID is the server process's id, or 0 when it is not running.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Running reports whether the process is alive.
