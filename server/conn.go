@@ -41,6 +41,9 @@ type conn struct {
 	pkt  *packetIO
 	id   uint64
 	host string
+	// hostPort is the client's address as SHOW PROCESSLIST shows it.
+	hostPort string
+	proc     processState
 
 	capability uint32
 	user       string
@@ -53,18 +56,19 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
-	host := "localhost"
+	host, hostPort := "localhost", "localhost"
 	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
-		host = ta.IP.String()
+		host, hostPort = ta.IP.String(), ta.String()
 	}
 	return &conn{
-		srv:   s,
-		nc:    nc,
-		pkt:   newPacketIO(nc, s.cfg.MaxAllowedPacket),
-		id:    id,
-		host:  host,
-		stmts: make(map[uint32]*stmt),
-		rows:  make([]types.Row, 0, 128),
+		srv:      s,
+		nc:       nc,
+		pkt:      newPacketIO(nc, s.cfg.MaxAllowedPacket),
+		id:       id,
+		host:     host,
+		hostPort: hostPort,
+		stmts:    make(map[uint32]*stmt),
+		rows:     make([]types.Row, 0, 128),
 	}
 }
 
@@ -140,6 +144,7 @@ func malformedError() *errno.SQLError {
 }
 
 func (c *conn) close() {
+	c.srv.unregister(c)
 	if c.sess != nil {
 		c.sess.Close()
 		c.sess = nil
@@ -282,6 +287,8 @@ func (c *conn) handshake(ctx context.Context) error {
 	}
 	sess.SetConnectionID(c.id)
 	c.sess = sess
+	c.proc.user, c.proc.db, c.proc.since = hr.user, sess.CurrentDB(), time.Now()
+	c.srv.register(c)
 	if err := c.writeOK(); err != nil {
 		return err
 	}
@@ -364,6 +371,9 @@ func (c *conn) handleChangeUser(ctx context.Context, body []byte) error {
 	c.sess.Close()
 	c.stmts = make(map[uint32]*stmt)
 	c.user = user
+	c.proc.mu.Lock()
+	c.proc.user = user
+	c.proc.mu.Unlock()
 	sess.SetConnectionID(c.id)
 	c.sess = sess
 	return c.writeOK()
@@ -489,11 +499,31 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 	}
 	cmd, body := data[0], data[1:]
 	c.srv.questions.Add(1)
-	switch cmd {
-	case mysql.ComQuit:
+	if cmd == mysql.ComQuit {
 		return errQuit
+	}
+	var info string
+	hasInfo := false
+	switch cmd {
 	case mysql.ComQuery:
-		return c.handleQuery(ctx, string(body))
+		info, hasInfo = string(body), true
+	case mysql.ComStmtExecute:
+		info, hasInfo = c.stmtText(body)
+	}
+	cctx, cancel := c.beginCommand(ctx, cmd, info, hasInfo)
+	err := c.runCommand(cctx, cmd, body, info)
+	if c.endCommand(cancel) && err == nil {
+		return errQuit // KILL CONNECTION
+	}
+	return err
+}
+
+func (c *conn) runCommand(ctx context.Context, cmd byte, body []byte, query string) error {
+	switch cmd {
+	case mysql.ComQuery:
+		return c.handleQuery(ctx, query)
+	case mysql.ComProcessKill:
+		return c.handleProcessKill(body)
 	case mysql.ComPing:
 		return c.writeOK()
 	case mysql.ComInitDB:

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoaldb/shoal/session"
 )
 
 // Config configures a Server.
@@ -57,6 +59,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	byID      map[uint64]*conn // authenticated connections (process.go)
 	closed    bool
 	addr      net.Addr
 	wg        sync.WaitGroup
@@ -80,7 +83,7 @@ func New(cfg Config, b Backend) *Server {
 		cfg.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	srv := &Server{
 		cfg:       cfg,
 		backend:   b,
 		log:       cfg.Logger,
@@ -89,7 +92,14 @@ func New(cfg Config, b Backend) *Server {
 		cancel:    cancel,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
+		byID:      make(map[uint64]*conn),
 	}
+	if pm, ok := b.(interface {
+		SetProcessManager(session.ProcessManager)
+	}); ok {
+		pm.SetProcessManager(srv)
+	}
+	return srv
 }
 
 // ListenAndServe listens on Config.Addr and serves until Close.

@@ -51,6 +51,9 @@ type Context struct {
 	LockWait    time.Duration
 	// StrictMode: STRICT_TRANS_TABLES / STRICT_ALL_TABLES is on.
 	StrictMode bool
+	// ProcessList lists the connections the session may see
+	// (information_schema.PROCESSLIST).
+	ProcessList func() []types.Row
 
 	// Results of a DML statement.
 	AffectedRows uint64

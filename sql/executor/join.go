@@ -23,6 +23,7 @@ type joinExec struct {
 	mpos      int
 	matched   bool
 	keyBuf    []byte
+	interrupt interruptTicker
 
 	// batch reads an index join's right side for batches of left rows; nil
 	// when it is read per left row.
@@ -82,6 +83,10 @@ func (e *joinExec) Next() (types.Row, error) {
 	for {
 		if e.cur != nil {
 			for e.mpos < len(e.matches) {
+				// A nested loop can spin over in-memory rows for long.
+				if err := e.interrupt.tick(e.ctx); err != nil {
+					return nil, err
+				}
 				r := e.matches[e.mpos]
 				e.mpos++
 				joined := make(types.Row, 0, len(e.cur)+len(r))
