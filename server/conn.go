@@ -44,6 +44,13 @@ type conn struct {
 	// hostPort is the client's address as SHOW PROCESSLIST shows it.
 	hostPort string
 	proc     processState
+	// watch cancels a long command whose client went away (idle.go).
+	watch disconnectWatch
+	// idleDeadline: a wait_timeout read deadline is set.
+	idleDeadline bool
+	// cmdCtx is the running command's context (process.go).
+	cmdCtx    context.Context
+	cmdCancel context.CancelCauseFunc
 
 	capability uint32
 	user       string
@@ -60,7 +67,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		host, hostPort = ta.IP.String(), ta.String()
 	}
-	return &conn{
+	c := &conn{
 		srv:      s,
 		nc:       nc,
 		pkt:      newPacketIO(nc, s.cfg.MaxAllowedPacket),
@@ -70,6 +77,8 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		stmts:    make(map[uint32]*stmt),
 		rows:     make([]types.Row, 0, 128),
 	}
+	c.watch.c = c
+	return c
 }
 
 func (c *conn) deprecateEOF() bool { return c.capability&mysql.ClientDeprecateEOF != 0 }
@@ -98,8 +107,15 @@ func (c *conn) serve(ctx context.Context) {
 
 	for {
 		c.pkt.seq = 0
+		c.armIdleTimeout()
 		data, err := c.pkt.readPacket()
 		if err != nil {
+			if c.idleDeadline && isTimeout(err) {
+				// wait_timeout: say why, then close (rolling back).
+				_ = c.writeError(errClientInteractionTimeout())
+				_ = c.pkt.flush()
+				return
+			}
 			c.fatal(err)
 			return
 		}
@@ -145,6 +161,9 @@ func malformedError() *errno.SQLError {
 
 func (c *conn) close() {
 	c.srv.unregister(c)
+	if c.cmdCancel != nil {
+		c.cmdCancel(nil)
+	}
 	if c.sess != nil {
 		c.sess.Close()
 		c.sess = nil
@@ -287,6 +306,9 @@ func (c *conn) handshake(ctx context.Context) error {
 	}
 	sess.SetConnectionID(c.id)
 	c.sess = sess
+	if it, ok := sess.(idleTimeouter); ok && c.capability&mysql.ClientInteractive != 0 {
+		it.SetInteractive()
+	}
 	c.proc.user, c.proc.db, c.proc.since = hr.user, sess.CurrentDB(), time.Now()
 	c.srv.register(c)
 	if err := c.writeOK(); err != nil {
@@ -511,8 +533,10 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 		info, hasInfo = c.stmtText(body)
 	}
 	cctx, cancel := c.beginCommand(ctx, cmd, info, hasInfo)
+	c.watch.start(cancel)
 	err := c.runCommand(cctx, cmd, body, info)
-	if c.endCommand(cancel) && err == nil {
+	c.watch.stop()
+	if c.endCommand() && err == nil {
 		return errQuit // KILL CONNECTION
 	}
 	return err

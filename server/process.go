@@ -31,19 +31,25 @@ var errInterrupted = errno.NewStd(mysql.ErrQueryInterrupted)
 
 // beginCommand marks the start of a command and returns its context,
 // cancelled by KILL QUERY / KILL CONNECTION or by the client going away.
+// The context is the connection's, made anew only after one was cancelled,
+// so a command costs no allocation.
 func (c *conn) beginCommand(ctx context.Context, cmd byte, info string, hasInfo bool) (context.Context, context.CancelCauseFunc) {
-	cctx, cancel := context.WithCancelCause(ctx)
+	if c.cmdCtx == nil || c.cmdCtx.Err() != nil {
+		if c.cmdCancel != nil {
+			c.cmdCancel(nil)
+		}
+		c.cmdCtx, c.cmdCancel = context.WithCancelCause(ctx)
+	}
 	p := &c.proc
 	p.mu.Lock()
-	p.command, p.since, p.info, p.hasInfo, p.cancel = cmd, time.Now(), info, hasInfo, cancel
+	p.command, p.since, p.info, p.hasInfo, p.cancel = cmd, time.Now(), info, hasInfo, c.cmdCancel
 	p.mu.Unlock()
-	return cctx, cancel
+	return c.cmdCtx, c.cmdCancel
 }
 
 // endCommand marks the connection idle again and reports whether it was
 // killed meanwhile.
-func (c *conn) endCommand(cancel context.CancelCauseFunc) (killed bool) {
-	cancel(nil)
+func (c *conn) endCommand() (killed bool) {
 	p := &c.proc
 	var db string
 	if c.sess != nil {

@@ -311,3 +311,74 @@ func TestMaxExecutionTime(t *testing.T) {
 		t.Fatalf("unlimited SELECT: %d, %v", n, err)
 	}
 }
+
+// gone waits (bounded) until connection id is no longer listed.
+func waitGone(t *testing.T, c *sql.Conn, id uint64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := c.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("connection %d still listed after %v", id, within)
+}
+
+func TestWaitTimeoutClosesIdleSession(t *testing.T) {
+	_, dsn := startKillServer(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, b := killConn(t, db), killConn(t, db)
+	fillKillTable(t, a, 3)
+	idB := connID(t, b)
+	mustExec(t, b, "SET wait_timeout = 1")
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "SELECT * FROM t WHERE id = 1 FOR UPDATE")
+	waitGone(t, a, idB, 10*time.Second)
+	_, err = b.ExecContext(context.Background(), "SELECT 1")
+	if mysqlErrNum(err) != 4031 {
+		t.Fatalf("next statement on a session closed for inactivity: %v, want 4031", err)
+	}
+	// Its transaction was rolled back: the row lock is free.
+	mustExec(t, a, "SET innodb_lock_wait_timeout = 5")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "SELECT * FROM t WHERE id = 1 FOR UPDATE")
+	mustExec(t, a, "ROLLBACK")
+	// A session that is not idle that long stays.
+	var v string
+	if err := a.QueryRowContext(context.Background(), "SELECT @@wait_timeout").Scan(&v); err != nil || v != "28800" {
+		t.Fatalf("wait_timeout %q, %v", v, err)
+	}
+}
+
+func TestClientDisconnectStopsStatement(t *testing.T) {
+	_, dsn := startKillServer(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, b := killConn(t, db), killConn(t, db)
+	fillKillTable(t, a, 2000)
+	idB := connID(t, b)
+	// About 100 s of work unless it stops when its client goes.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.QueryContext(ctx, "SELECT SLEEP(0.05) FROM t")
+		done <- err
+	}()
+	waitForCommand(t, a, idB, "Query")
+	time.Sleep(100 * time.Millisecond) // past the disconnect watch's start
+	cancel()                           // the driver closes the connection
+	<-done
+	waitGone(t, a, idB, 10*time.Second)
+}
