@@ -73,13 +73,18 @@ func awaitErr(t *testing.T, done chan error, what string) error {
 
 func TestStoppingWork(t *testing.T) {
 	s := startServer(t)
-	db, err := s.Open("test")
+	boot, err := s.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	openSession(t, boot, "boot").mustExec("CREATE DATABASE IF NOT EXISTS killtest")
+	boot.Close()
+	db, err := s.Open("killtest")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	admin := openSession(t, db, "admin")
-	admin.mustExec("DROP TABLE IF EXISTS t")
 	admin.mustExec("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
 	for i := 0; i < killRows; i += 500 {
 		var sb strings.Builder
@@ -171,6 +176,9 @@ func TestStoppingWork(t *testing.T) {
 	})
 
 	t.Run("ClientDisconnect", func(t *testing.T) {
+		if target != "shoal" {
+			t.Skip("MariaDB 10.11 runs the statement to its end after its client left")
+		}
 		b := openSession(t, db, "b")
 		id := b.mustInt("SELECT CONNECTION_ID()")
 		ctx, cancel := context.WithCancel(context.Background())
