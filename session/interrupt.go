@@ -60,3 +60,10 @@ func interruptedErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// memQuota is tidb_mem_quota_query in bytes (0 or less: no quota).
+func (s *Session) memQuota() int64 {
+	v, _ := s.getSysVar("tidb_mem_quota_query", false)
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}

@@ -53,6 +53,9 @@ type Config struct {
 	Logger *slog.Logger
 	// GC: the defaults of the GC variables (gc-life-time and friends).
 	GC GCSettings
+	// TempDir is where sorts over tidb_mem_quota_query spill; empty: the
+	// system's temporary directory.
+	TempDir string
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates
@@ -431,7 +434,8 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.ResetStatement()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
-		ProcessList: func() []types.Row { return s.processRows(false) }}
+		ProcessList: func() []types.Row { return s.processRows(false) },
+		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	return ec

@@ -24,6 +24,7 @@ type joinExec struct {
 	matched   bool
 	keyBuf    []byte
 	interrupt interruptTicker
+	mem       int64 // the right side's rows, counted against the quota
 
 	// batch reads an index join's right side for batches of left rows; nil
 	// when it is read per left row.
@@ -51,6 +52,15 @@ func (e *joinExec) Open() error {
 	if err != nil {
 		return err
 	}
+	// The right side is held whole: count it against the quota.
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
+	for _, r := range rows {
+		e.mem += rowMem(r) + 16
+	}
+	if e.ctx.consumeMem(e.mem) {
+		return errMemQuotaExceeded()
+	}
 	e.rightRows, e.cur, e.matches = rows, nil, nil
 	if len(e.plan.EqRight) > 0 {
 		e.table = make(map[string][]types.Row, len(rows))
@@ -73,6 +83,8 @@ func (e *joinExec) Open() error {
 }
 
 func (e *joinExec) Close() error {
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
 	if e.plan.IndexJoin {
 		e.right.Close()
 	}
