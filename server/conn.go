@@ -41,6 +41,16 @@ type conn struct {
 	pkt  *packetIO
 	id   uint64
 	host string
+	// hostPort is the client's address as SHOW PROCESSLIST shows it.
+	hostPort string
+	proc     processState
+	// watch cancels a long command whose client went away (idle.go).
+	watch disconnectWatch
+	// idleDeadline: a wait_timeout read deadline is set.
+	idleDeadline bool
+	// cmdCtx is the running command's context (process.go).
+	cmdCtx    context.Context
+	cmdCancel context.CancelCauseFunc
 
 	capability uint32
 	user       string
@@ -53,19 +63,22 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
-	host := "localhost"
+	host, hostPort := "localhost", "localhost"
 	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
-		host = ta.IP.String()
+		host, hostPort = ta.IP.String(), ta.String()
 	}
-	return &conn{
-		srv:   s,
-		nc:    nc,
-		pkt:   newPacketIO(nc, preAuthMaxPacket),
-		id:    id,
-		host:  host,
-		stmts: make(map[uint32]*stmt),
-		rows:  make([]types.Row, 0, 128),
+	c := &conn{
+		srv:      s,
+		nc:       nc,
+		pkt:      newPacketIO(nc, preAuthMaxPacket),
+		id:       id,
+		host:     host,
+		hostPort: hostPort,
+		stmts:    make(map[uint32]*stmt),
+		rows:     make([]types.Row, 0, 128),
 	}
+	c.watch.c = c
+	return c
 }
 
 func (c *conn) deprecateEOF() bool { return c.capability&mysql.ClientDeprecateEOF != 0 }
@@ -94,8 +107,15 @@ func (c *conn) serve(ctx context.Context) {
 
 	for {
 		c.pkt.seq = 0
+		c.armIdleTimeout()
 		data, err := c.pkt.readPacket()
 		if err != nil {
+			if c.idleDeadline && isTimeout(err) {
+				// wait_timeout: say why, then close (rolling back).
+				_ = c.writeError(errClientInteractionTimeout())
+				_ = c.pkt.flush()
+				return
+			}
 			c.fatal(err)
 			return
 		}
@@ -140,6 +160,10 @@ func malformedError() *errno.SQLError {
 }
 
 func (c *conn) close() {
+	c.srv.unregister(c)
+	if c.cmdCancel != nil {
+		c.cmdCancel(nil)
+	}
 	if c.sess != nil {
 		c.sess.Close()
 		c.sess = nil
@@ -285,6 +309,11 @@ func (c *conn) handshake(ctx context.Context) error {
 	}
 	sess.SetConnectionID(c.id)
 	c.setSession(sess)
+	if it, ok := sess.(idleTimeouter); ok && c.capability&mysql.ClientInteractive != 0 {
+		it.SetInteractive()
+	}
+	c.proc.user, c.proc.db, c.proc.since = hr.user, sess.CurrentDB(), time.Now()
+	c.srv.register(c)
 	if err := c.writeOK(); err != nil {
 		return err
 	}
@@ -367,6 +396,9 @@ func (c *conn) handleChangeUser(ctx context.Context, body []byte) error {
 	c.sess.Close()
 	c.stmts = make(map[uint32]*stmt)
 	c.user = user
+	c.proc.mu.Lock()
+	c.proc.user = user
+	c.proc.mu.Unlock()
 	sess.SetConnectionID(c.id)
 	c.setSession(sess)
 	return c.writeOK()
@@ -492,11 +524,33 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 	}
 	cmd, body := data[0], data[1:]
 	c.srv.questions.Add(1)
-	switch cmd {
-	case mysql.ComQuit:
+	if cmd == mysql.ComQuit {
 		return errQuit
+	}
+	var info string
+	hasInfo := false
+	switch cmd {
 	case mysql.ComQuery:
-		return c.handleQuery(ctx, string(body))
+		info, hasInfo = string(body), true
+	case mysql.ComStmtExecute:
+		info, hasInfo = c.stmtText(body)
+	}
+	cctx, cancel := c.beginCommand(ctx, cmd, info, hasInfo)
+	c.watch.start(cancel)
+	err := c.runCommand(cctx, cmd, body, info)
+	c.watch.stop()
+	if c.endCommand() && err == nil {
+		return errQuit // KILL CONNECTION
+	}
+	return err
+}
+
+func (c *conn) runCommand(ctx context.Context, cmd byte, body []byte, query string) error {
+	switch cmd {
+	case mysql.ComQuery:
+		return c.handleQuery(ctx, query)
+	case mysql.ComProcessKill:
+		return c.handleProcessKill(body)
 	case mysql.ComPing:
 		return c.writeOK()
 	case mysql.ComInitDB:

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoaldb/shoal/session"
 )
 
 // Config configures a Server.
@@ -62,6 +64,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	byID      map[uint64]*conn // authenticated connections (process.go)
 	closed    bool
 	addr      net.Addr
 	wg        sync.WaitGroup
@@ -88,7 +91,7 @@ func New(cfg Config, b Backend) *Server {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	srv := &Server{
 		cfg:       cfg,
 		backend:   b,
 		log:       cfg.Logger,
@@ -97,7 +100,14 @@ func New(cfg Config, b Backend) *Server {
 		cancel:    cancel,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
+		byID:      make(map[uint64]*conn),
 	}
+	if pm, ok := b.(interface {
+		SetProcessManager(session.ProcessManager)
+	}); ok {
+		pm.SetProcessManager(srv)
+	}
+	return srv
 }
 
 // ListenAndServe listens on Config.Addr and serves until Close.

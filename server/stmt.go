@@ -14,6 +14,7 @@ import (
 // stmt is the protocol-side state of a prepared statement.
 type stmt struct {
 	id        uint32
+	sql       string // for SHOW PROCESSLIST
 	numParams int
 	fields    []*session.Field
 
@@ -54,7 +55,7 @@ func (c *conn) handleStmtPrepare(ctx context.Context, sql string) error {
 		c.sess.ClosePrepared(info.ID)
 		return c.writeError(errno.NewStd(mysql.ErrPsManyParam))
 	}
-	st := &stmt{id: info.ID, numParams: info.NumParams, fields: info.Fields}
+	st := &stmt{id: info.ID, sql: sql, numParams: info.NumParams, fields: info.Fields}
 	c.stmts[info.ID] = st
 
 	p := c.pkt

@@ -65,7 +65,10 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 			switch plan.Root.(type) {
 			case *planner.Insert, *planner.Update, *planner.Delete:
 			default:
-				rs, err := s.runQuery(ctx, plan)
+				qctx, release := s.withMaxExecutionTime(ctx, node)
+				rs, err := s.runQuery(qctx, plan)
+				err = interruptedErr(qctx, err)
+				rs = releaseOnClose(rs, release)
 				if errors.Is(err, errReplan) {
 					if attempt < maxSchemaChangeRetries {
 						plan = nil
@@ -141,6 +144,8 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return nil, nil
 	case *ast.FlushStmt:
 		return nil, nil
+	case *ast.KillStmt:
+		return nil, s.runKill(ctx, x)
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return s.runSQLPrepared(ctx, x)
 	}
@@ -257,7 +262,7 @@ func (s *Session) openResult(ec *executor.Context, plan *planner.Statement, fiel
 		}
 		return nil, toSQLError(err)
 	}
-	return &execResultSet{s: s, fields: fields, exec: e, done: done}, nil
+	return &execResultSet{s: s, ctx: ec.Ctx, fields: fields, exec: e, done: done}, nil
 }
 
 // inStatement runs fn as one statement of the open pessimistic transaction:

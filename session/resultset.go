@@ -77,6 +77,7 @@ func formatRow(fields []*Field, row types.Row) {
 // execResultSet streams an executor's rows.
 type execResultSet struct {
 	s      *Session
+	ctx    context.Context // the statement's: says why it was interrupted
 	fields []*Field
 	exec   executor.Executor
 	done   func()
@@ -94,7 +95,7 @@ func (r *execResultSet) Next(ctx context.Context, rows *[]types.Row) error {
 	for len(*rows) < n {
 		row, err := r.exec.Next()
 		if err != nil {
-			return toSQLError(err)
+			return interruptedErr(r.ctx, toSQLError(err))
 		}
 		if row == nil {
 			break
@@ -168,4 +169,21 @@ func materialize(ctx context.Context, rs ResultSet) (ResultSet, error) {
 			out.rows = append(out.rows, cp)
 		}
 	}
+}
+
+// releaseOnClose runs release when rs closes (at once when there is no
+// streaming result set to wait for).
+func releaseOnClose(rs ResultSet, release func()) ResultSet {
+	if ers, ok := rs.(*execResultSet); ok {
+		done := ers.done
+		ers.done = func() {
+			if done != nil {
+				done()
+			}
+			release()
+		}
+		return rs
+	}
+	release()
+	return rs
 }

@@ -56,6 +56,9 @@ type Config struct {
 	// BackupDirs: where BACKUP and RESTORE may read and write (config
 	// security.backup-dirs); none: both are refused.
 	BackupDirs []string
+	// TempDir is where sorts over tidb_mem_quota_query spill; empty: the
+	// system's temporary directory.
+	TempDir string
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates
@@ -75,6 +78,9 @@ type Backend struct {
 	// brMu runs one BACKUP or RESTORE at a time on this node (as TiDB):
 	// they are heavy, and later ones queue (their Queue Time).
 	brMu sync.Mutex
+
+	// processes are the protocol layer's connections (SetProcessManager).
+	processes ProcessManager
 }
 
 // NewBackend opens the catalog on store and bootstraps the default
@@ -376,6 +382,7 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) 
 		if _, ddl := st.(ast.DDLNode); err != nil && !ddl && s.refreshedAfter(ctx, err, before) {
 			rs, err = s.executeStmt(ctx, st, nil, nil)
 		}
+		err = interruptedErr(ctx, err)
 		if err != nil {
 			return results, err
 		}
@@ -437,9 +444,12 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 	s.evalCtx.Outer = s.evalCtx.Outer[:0]
 	s.evalCtx.StmtTime = time.Now()
+	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
-		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait()}
+		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
+		ProcessList: func() []types.Row { return s.processRows(false) },
+		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	return ec

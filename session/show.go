@@ -243,8 +243,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"), rows: rows}, nil
 	case ast.ShowProcessList:
-		rows = append(rows, types.Row{types.NewUint(s.connID), s2d(s.user), s2d(s.host), s2d(s.db), s2d("Query"), types.NewInt(0), s2d("autocommit"), s2d("SHOW PROCESSLIST")})
-		return &staticResultSet{fields: stringFields("Id", "User", "Host", "db", "Command", "Time", "State", "Info"), rows: rows}, nil
+		return s.showProcessList(x)
 	case ast.ShowTableStatus:
 		db, err := dbOf()
 		if err != nil {

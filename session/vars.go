@@ -116,6 +116,7 @@ var sysVars = map[string]sysVar{
 	"tidb_txn_mode":                    {def: "pessimistic"},
 	"tidb_enable_async_commit":         {def: "0", numeric: true},
 	"tidb_enable_1pc":                  {def: "1", numeric: true},
+	"tidb_mem_quota_query":             {def: "1073741824", numeric: true},
 	"tidb_guarantee_linearizability":   {def: "1", numeric: true},
 	"tidb_enable_clustered_index":      {def: "ON"},
 	"tidb_prepared_plan_cache_size":    {def: "100", numeric: true},

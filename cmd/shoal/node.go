@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
@@ -27,7 +28,8 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
 	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword,
-		GC: session.GCSettings{LifeTime: gcLife}, BackupDirs: cfg.Security.BackupDirs})
+		GC: session.GCSettings{LifeTime: gcLife}, BackupDirs: cfg.Security.BackupDirs,
+		TempDir: filepath.Join(cfg.DataDir, "tmp")})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"unsafe"
+
 	"math"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -39,6 +41,7 @@ type hashAggExec struct {
 	pos    int
 	// gcMaxLen is group_concat_max_len, read at first use.
 	gcMaxLen int
+	mem      int64 // counted against the statement's quota
 }
 
 func (e *hashAggExec) Open() error {
@@ -46,6 +49,8 @@ func (e *hashAggExec) Open() error {
 		return err
 	}
 	e.groups, e.pos = nil, 0
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
 	index := map[string]*aggGroup{}
 	gbVals := make([]types.Datum, len(e.plan.GroupBy))
 	var keyBuf []byte
@@ -66,6 +71,11 @@ func (e *hashAggExec) Open() error {
 		grp := index[string(keyBuf)]
 		if grp == nil {
 			grp = &aggGroup{key: append(types.Row(nil), gbVals...), states: make([]aggState, len(e.plan.Aggs))}
+			n := rowMem(grp.key) + int64(len(keyBuf)) + int64(len(grp.states))*int64(unsafe.Sizeof(aggState{})) + 64
+			e.mem += n
+			if e.ctx.consumeMem(n) {
+				return errMemQuotaExceeded()
+			}
 			index[string(keyBuf)] = grp
 			e.groups = append(e.groups, grp)
 		}
@@ -249,7 +259,11 @@ func (e *hashAggExec) result(st *aggState, a *planner.AggDesc) types.Datum {
 	return types.Datum{}
 }
 
-func (e *hashAggExec) Close() error { return e.child.Close() }
+func (e *hashAggExec) Close() error {
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
+	return e.child.Close()
+}
 func (e *hashAggExec) Next() (types.Row, error) {
 	if e.pos >= len(e.groups) {
 		return nil, nil

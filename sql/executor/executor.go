@@ -51,6 +51,15 @@ type Context struct {
 	LockWait    time.Duration
 	// StrictMode: STRICT_TRANS_TABLES / STRICT_ALL_TABLES is on.
 	StrictMode bool
+	// ProcessList lists the connections the session may see
+	// (information_schema.PROCESSLIST).
+	ProcessList func() []types.Row
+	// MemQuota bounds the memory of the statement's sorts, aggregations and
+	// hash joins in bytes (tidb_mem_quota_query; 0: none). SpillDir is
+	// where a sort over it writes its runs.
+	MemQuota int64
+	SpillDir string
+	memUsed  int64
 
 	// Results of a DML statement.
 	AffectedRows uint64

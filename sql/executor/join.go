@@ -23,6 +23,8 @@ type joinExec struct {
 	mpos      int
 	matched   bool
 	keyBuf    []byte
+	interrupt interruptTicker
+	mem       int64 // the right side's rows, counted against the quota
 
 	// batch reads an index join's right side for batches of left rows; nil
 	// when it is read per left row.
@@ -50,6 +52,15 @@ func (e *joinExec) Open() error {
 	if err != nil {
 		return err
 	}
+	// The right side is held whole: count it against the quota.
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
+	for _, r := range rows {
+		e.mem += rowMem(r) + 16
+	}
+	if e.ctx.consumeMem(e.mem) {
+		return errMemQuotaExceeded()
+	}
 	e.rightRows, e.cur, e.matches = rows, nil, nil
 	if len(e.plan.EqRight) > 0 {
 		e.table = make(map[string][]types.Row, len(rows))
@@ -72,6 +83,8 @@ func (e *joinExec) Open() error {
 }
 
 func (e *joinExec) Close() error {
+	e.ctx.releaseMem(e.mem)
+	e.mem = 0
 	if e.plan.IndexJoin {
 		e.right.Close()
 	}
@@ -82,6 +95,10 @@ func (e *joinExec) Next() (types.Row, error) {
 	for {
 		if e.cur != nil {
 			for e.mpos < len(e.matches) {
+				// A nested loop can spin over in-memory rows for long.
+				if err := e.interrupt.tick(e.ctx); err != nil {
+					return nil, err
+				}
 				r := e.matches[e.mpos]
 				e.mpos++
 				joined := make(types.Row, 0, len(e.cur)+len(r))

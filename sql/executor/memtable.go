@@ -65,6 +65,10 @@ func (e *memTableExec) Open() error {
 				}
 			}
 		}
+	case "processlist":
+		if e.ctx.ProcessList != nil {
+			e.rows = e.ctx.ProcessList()
+		}
 	case "statistics":
 		for _, db := range is.DBs() {
 			for _, t := range is.Tables(db.Name) {

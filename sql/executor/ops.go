@@ -163,6 +163,14 @@ type sortExec struct {
 	rows                  []sortRow
 	pos                   int
 	offset                int64
+
+	// Over the memory quota (sortspill.go).
+	mem     int64 // what rows hold, counted against the quota
+	spill   *sortSpill
+	mh      *mergeHeap
+	readers []*runReader
+	emitted int64 // rows the merge has returned (offset included)
+	limit   int64 // offset+count, -1 none
 }
 
 func (e *sortExec) Open() error {
@@ -170,6 +178,7 @@ func (e *sortExec) Open() error {
 		return err
 	}
 	e.rows, e.pos = nil, 0
+	e.resetSpill()
 	limit := int64(-1)
 	if e.countExpr != nil {
 		var err error
@@ -214,23 +223,39 @@ func (e *sortExec) Open() error {
 		}
 		sr := sortRow{keys: keys, row: row, seq: seq}
 		seq++
-		if limit < 0 {
-			e.rows = append(e.rows, sr)
-			continue
-		}
 		if limit == 0 {
 			continue
 		}
-		if int64(h.Len()) < limit {
+		n := rowMem(row) + rowMem(keys) + sortRowSize
+		if limit < 0 {
+			e.rows = append(e.rows, sr)
+		} else if int64(h.Len()) < limit {
 			heap.Push(h, sr)
 		} else if h.less(sr, h.rows[0]) {
+			n -= rowMem(h.rows[0].row) + rowMem(h.rows[0].keys) + sortRowSize
 			h.rows[0] = sr
 			heap.Fix(h, 0)
+		} else {
+			n = 0
+		}
+		e.mem += n
+		if e.ctx.consumeMem(n) && e.mem >= minSpillBytes {
+			// Over the quota: write what is held as a sorted run.
+			if limit >= 0 {
+				e.rows, h.rows = h.rows, nil
+			}
+			if err := e.spillRows(limit); err != nil {
+				return err
+			}
+			if keyAlloc != nil {
+				keyAlloc = &rowAlloc{} // let the spilled keys' chunks go
+			}
 		}
 	}
 	if limit >= 0 {
 		e.rows = h.rows
 	}
+	e.limit = limit
 	// seq breaks ties: a total order, so the unstable sort gives the
 	// stable result (without sort.SliceStable's reflection and extra moves).
 	slices.SortFunc(e.rows, func(a, b sortRow) int {
@@ -239,6 +264,9 @@ func (e *sortExec) Open() error {
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
+	if e.spill != nil {
+		return e.startMerge()
+	}
 	if e.offset > 0 {
 		if e.offset >= int64(len(e.rows)) {
 			e.rows = nil
@@ -249,8 +277,28 @@ func (e *sortExec) Open() error {
 	return nil
 }
 
-func (e *sortExec) Close() error { return e.child.Close() }
+func (e *sortExec) Close() error {
+	e.resetSpill()
+	return e.child.Close()
+}
+
 func (e *sortExec) Next() (types.Row, error) {
+	if e.spill != nil {
+		for e.emitted < e.offset {
+			if r, err := e.nextMerged(); r == nil || err != nil {
+				return nil, err
+			}
+			e.emitted++
+		}
+		if e.limit >= 0 && e.emitted >= e.limit {
+			return nil, nil
+		}
+		r, err := e.nextMerged()
+		if r != nil {
+			e.emitted++
+		}
+		return r, err
+	}
 	if e.pos >= len(e.rows) {
 		return nil, nil
 	}

@@ -43,6 +43,7 @@ type tableReader struct {
 	vals      []types.Datum
 	dedup     keyDedup
 	rows      rowAlloc
+	interrupt interruptTicker
 }
 
 func newTableReader(ctx *Context, ts *planner.TableScan) *tableReader {
@@ -86,6 +87,9 @@ func (r *tableReader) Close() error {
 
 func (r *tableReader) Next() (types.Row, error) {
 	for {
+		if err := r.interrupt.tick(r.ctx); err != nil {
+			return nil, err
+		}
 		row, err := r.next()
 		if err != nil || row == nil {
 			return row, err

@@ -11,6 +11,7 @@
 package expression
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -20,6 +21,9 @@ import (
 
 // Context carries what an evaluation needs beyond the row.
 type Context struct {
+	// Ctx is the running statement's context: SLEEP() ends early when it
+	// is done (KILL QUERY, max_execution_time, the client leaving).
+	Ctx    context.Context
 	Params []types.Datum
 	// Session is the session's view for functions such as DATABASE().
 	Session SessionInfo

@@ -21,12 +21,14 @@ var MemTableColumns = map[string][]string{
 		"CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY", "EXTRA", "COLUMN_COMMENT"},
 	"statistics": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "NON_UNIQUE", "INDEX_SCHEMA", "INDEX_NAME",
 		"SEQ_IN_INDEX", "COLUMN_NAME", "NULLABLE", "INDEX_TYPE"},
+	"processlist": {"ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO"},
 }
 
-var memTableIDs = map[string]int64{"schemata": -1, "tables": -2, "columns": -3, "statistics": -4}
+var memTableIDs = map[string]int64{"schemata": -1, "tables": -2, "columns": -3, "statistics": -4, "processlist": -5}
 
 var intMemColumns = map[string]bool{"VERSION": true, "TABLE_ROWS": true, "AUTO_INCREMENT": true, "ORDINAL_POSITION": true,
-	"CHARACTER_MAXIMUM_LENGTH": true, "NUMERIC_PRECISION": true, "NUMERIC_SCALE": true, "NON_UNIQUE": true, "SEQ_IN_INDEX": true}
+	"CHARACTER_MAXIMUM_LENGTH": true, "NUMERIC_PRECISION": true, "NUMERIC_SCALE": true, "NON_UNIQUE": true, "SEQ_IN_INDEX": true,
+	"ID": true, "TIME": true}
 
 func memTable(name string) *catalog.TableInfo {
 	cols, ok := MemTableColumns[name]
@@ -38,6 +40,9 @@ func memTable(name string) *catalog.TableInfo {
 		ft := types.FieldType{Tp: mysql.TypeVarString, Flen: 64, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}
 		if intMemColumns[c] {
 			ft = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag}
+			if c == "TIME" { // PROCESSLIST.TIME is a signed int in MySQL
+				ft = types.FieldType{Tp: mysql.TypeLong, Flen: 7}
+			}
 		}
 		t.Columns = append(t.Columns, &catalog.ColumnInfo{ID: int64(i + 1), Name: c, Offset: i, Type: ft})
 	}

@@ -1,0 +1,46 @@
+package executor
+
+import (
+	"unsafe"
+
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/types"
+)
+
+// Memory quota of a statement (tidb_mem_quota_query): sort, hash
+// aggregation and hash join count what they hold in Context.memUsed. Over
+// Context.MemQuota a sort spills sorted runs to disk; aggregation and joins
+// cannot and fail with 8175.
+
+const datumSize = int64(unsafe.Sizeof(types.Datum{}))
+
+// rowMem estimates the memory a row holds: its slice, datums and the bytes
+// of its strings.
+func rowMem(row types.Row) int64 {
+	n := 24 + int64(len(row))*datumSize
+	for i := range row {
+		if k := row[i].Kind(); k == types.KindString || k == types.KindBytes {
+			n += int64(len(row[i].Bytes()))
+		}
+	}
+	return n
+}
+
+// consumeMem counts n more bytes held by the statement and reports whether
+// it is now over its quota.
+func (c *Context) consumeMem(n int64) (over bool) {
+	c.memUsed += n
+	return c.MemQuota > 0 && c.memUsed > c.MemQuota
+}
+
+// releaseMem returns n bytes an operator no longer holds.
+func (c *Context) releaseMem(n int64) { c.memUsed -= n }
+
+// MemUsed is what the statement's operators hold now (for tests).
+func (c *Context) MemUsed() int64 { return c.memUsed }
+
+// errMemQuotaExceeded is TiDB's 8175 for a statement over
+// tidb_mem_quota_query that cannot spill.
+func errMemQuotaExceeded() error {
+	return errno.New(8175, "Your query has been cancelled due to exceeding the allowed memory limit for a single SQL query. Please try narrowing your query scope or increase the tidb_mem_quota_query limit and try again.")
+}
