@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -32,6 +33,8 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Logger receives connection-level errors; default slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, is offered to clients (CLIENT_SSL; see tls.go).
+	TLS *tls.Config
 }
 
 // DefaultServerVersion is the version announced when Config.ServerVersion is
