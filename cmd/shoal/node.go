@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,8 +27,13 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
+	tlsCfg, ssl, err := mysqlTLS(cfg.Security, cfg.DataDir, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword,
-		GC: session.GCSettings{LifeTime: gcLife}})
+		GC: session.GCSettings{LifeTime: gcLife}, SSL: ssl})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
@@ -36,10 +42,18 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 		gc := backend.GCSettings()
 		return gc.LifeTime, !gc.Disabled
 	})
+	if cfg.InitFile != "" {
+		if err := runInitFile(context.Background(), backend, cfg.InitFile); err != nil {
+			backend.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	srv := server.New(server.Config{
 		Addr:          cfg.Addr(),
 		ServerVersion: "8.0.11-shoal-" + version,
 		Logger:        log,
+		TLS:           tlsCfg,
 	}, backend)
 	return &node{srv: srv, closeStorage: store.Close}, nil
 }
