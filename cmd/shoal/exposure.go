@@ -128,3 +128,13 @@ func runInitFile(ctx context.Context, b *session.Backend, path string) error {
 	}
 	return nil
 }
+
+// clusterTLS returns the mutual-TLS configurations of a cluster process's
+// gRPC links from its [security] section: nil, nil when the section is
+// empty; an error when it names some files but not all three.
+func clusterTLS(sec config.Security) (server, client *tls.Config, err error) {
+	if sec.Paths().IsZero() {
+		return nil, nil, nil
+	}
+	return security.ClusterTLS(sec.Paths())
+}

@@ -99,6 +99,7 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 		InitialCluster:     cfg.InitialCluster,
 		EtcdLogLevel:       etcdLogLevel(cfg.LogLevel),
 		Logger:             log,
+		Security:           cfg.Security.Paths(),
 	}
 	sc.Schedule.MaxReplicas = cfg.MaxReplicas
 	sc.Schedule.MaxStoreDownTime = cfg.StoreDownTime()

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"io"
 	"log/slog"
 	"net"
@@ -129,12 +132,23 @@ var _ kv.RangeSplitter = clusterStorage{}
 // fails if PD cannot be reached or the catalog cannot be read within the
 // startup timeout.
 func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNode, error) {
-	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log})
+	// With a CA too, the [security] files also make the links to PD and
+	// the stores mutual TLS; a certificate alone serves MySQL clients only.
+	var dialTLS *tls.Config
+	var kvDial []grpc.DialOption
+	if cfg.Security.ClusterTLS() {
+		var err error
+		if _, dialTLS, err = clusterTLS(cfg.Security); err != nil {
+			return nil, err
+		}
+		kvDial = append(kvDial, grpc.WithTransportCredentials(credentials.NewTLS(dialTLS)))
+	}
+	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log, TLS: dialTLS})
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach PD at %s: %w", cfg.PD, err)
 	}
 	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore,
-		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime()})
+		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime(), DialOptions: kvDial})
 	storage := txnkv.New(pdc, kvc, txnkv.Options{})
 	gcLife, gcRun := cfg.GC()
 	tlsCfg, ssl, err := mysqlTLS(cfg.Security, "", log)

@@ -116,8 +116,12 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 	defer stop()
 
 	// Start-up waits for PD (bounded); a signal interrupts it.
+	ncfg := storeNodeConfig(cfg, log)
+	if ncfg.ServerTLS, ncfg.ClientTLS, err = clusterTLS(cfg.Security); err != nil {
+		return err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	node, err := storenode.Start(startCtx, storeNodeConfig(cfg, log), ln)
+	node, err := storenode.Start(startCtx, ncfg, ln)
 	cancel()
 	if err != nil {
 		return err
