@@ -27,6 +27,9 @@ type Playground struct {
 	RegionSplitSize string `toml:"region-split-size"`
 	// LogLevel of every process.
 	LogLevel string `toml:"log-level"`
+	// TLS: generate a CA and certificate into DataDir; every process
+	// then talks mutual TLS and SQL nodes offer TLS to clients.
+	TLS bool `toml:"tls"`
 }
 
 // DefaultPlayground returns the default playground: 3 PD, 3 stores, 2 SQL
