@@ -23,6 +23,9 @@ type PlaygroundOptions struct {
 	DataDir        string // the playground's data dir (created)
 	LogPath        string // the playground's own output
 	SplitSize      string // region split size, e.g. "1MiB"
+	// TLS starts the playground with --tls (mutual TLS between processes,
+	// TLS for MySQL clients; certificates in DataDir/tls).
+	TLS bool
 	// ReadyTimeout bounds the wait for "ready" (default 3 minutes).
 	ReadyTimeout time.Duration
 }
@@ -82,6 +85,9 @@ func startPlayground(o PlaygroundOptions, base int, layout playground.Layout) (*
 		"--base-port", strconv.Itoa(base), "--data-dir", o.DataDir}
 	if o.SplitSize != "" {
 		args = append(args, "--region-split-size", o.SplitSize)
+	}
+	if o.TLS {
+		args = append(args, "--tls")
 	}
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
