@@ -80,6 +80,17 @@ func TestTLSClients(t *testing.T) {
 			t.Fatalf("%s: %v %v", f, fi, err)
 		}
 	}
+	// Everything the server wrote (Pebble's files too: umask 077) is its
+	// owner's alone.
+	filepath.WalkDir(s.DataDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %o", path, fi.Mode().Perm())
+		}
+		return nil
+	})
 	caPEM, err := os.ReadFile(caPath)
 	if err != nil {
 		t.Fatal(err)
