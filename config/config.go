@@ -22,23 +22,37 @@ type Config struct {
 	Host string `toml:"host"`
 	// Port is the MySQL protocol port.
 	Port int `toml:"port"`
-	// StatusHost is the address of the status HTTP server; empty means Host.
+	// StatusHost is the address of the status HTTP server; empty means
+	// 127.0.0.1 (it stays local unless configured otherwise).
 	StatusHost string `toml:"status-host"`
 	// StatusPort is the port of the status HTTP server (/status, /metrics,
-	// /debug/pprof). 0 disables it.
+	// /debug/pprof when enabled). 0 disables it.
 	StatusPort int `toml:"status-port"`
+	// EnablePprof serves /debug/pprof on the status port (off: profiles
+	// and the command line are not for anyone who can reach the port).
+	// [status.enable-pprof]
+	EnablePprof bool `toml:"enable-pprof"`
 	// DataDir holds all data of the embedded store.
 	DataDir string `toml:"data-dir"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel string `toml:"log-level"`
 	// RootPassword is the password of the root user; empty by default.
+	// SHOAL_ROOT_PASSWORD overrides it; there is no flag (a command line
+	// is visible to every user of the machine).
 	RootPassword string `toml:"root-password"`
+	// InsecureAllowEmptyRootPassword lets the server listen on a
+	// non-loopback address while root has no password.
+	InsecureAllowEmptyRootPassword bool `toml:"insecure-allow-empty-root-password"`
+	// InitFile is a file of SQL statements run as root once at every start,
+	// before clients are served (MySQL's --init-file).
+	InitFile string `toml:"init-file"`
+	// Security: the MySQL protocol's TLS files; without them a CA and
+	// server certificate are generated into DataDir at first start.
+	Security Security `toml:"security"`
 	// GCLifeTime is how long old row versions are kept before MVCC garbage
 	// collection may remove them (a Go duration, e.g. "10m"); reads older
 	// than this fail with error 9006.
 	GCLifeTime string `toml:"gc-life-time"`
-
-	Security Security `toml:"security"`
 }
 
 // Default returns the default configuration.
@@ -99,7 +113,9 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))
 	}
-	errs = append(errs, c.Security.validate()...)
+	if err := c.Security.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "warning", "error":
 	default:
@@ -115,7 +131,7 @@ func (c *Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.
 func (c *Config) StatusAddr() string {
 	h := c.StatusHost
 	if h == "" {
-		h = c.Host
+		h = "127.0.0.1"
 	}
 	return net.JoinHostPort(h, strconv.Itoa(c.StatusPort))
 }

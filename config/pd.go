@@ -30,6 +30,11 @@ type PD struct {
 	// StatusAddr is the status HTTP address (/status, /metrics,
 	// /debug/pprof); empty disables it.
 	StatusAddr string `toml:"status-addr"`
+	// EnablePprof serves /debug/pprof on the status address.
+	EnablePprof bool `toml:"enable-pprof"`
+	// Security: with all three files, gRPC and etcd's client and peer
+	// links are mutual TLS. [security]
+	Security Security `toml:"security"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel string `toml:"log-level"`
 	// MaxReplicas is the number of voters PD keeps for every region.
@@ -116,6 +121,9 @@ func (p *PD) Validate() error {
 	case "debug", "info", "warn", "warning", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log-level %q is not one of debug, info, warn, error", p.LogLevel))
+	}
+	if err := p.Security.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

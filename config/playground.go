@@ -29,6 +29,9 @@ type Playground struct {
 	LogLevel string `toml:"log-level"`
 	// Security.BackupDirs is given to every SQL node.
 	Security Security `toml:"security"`
+	// TLS: generate a CA and certificate into DataDir; every process
+	// then talks mutual TLS and SQL nodes offer TLS to clients.
+	TLS bool `toml:"tls"`
 }
 
 // DefaultPlayground returns the default playground: 3 PD, 3 stores, 2 SQL
@@ -55,7 +58,9 @@ func (p *Playground) Validate() error {
 	if p.PD < 1 || p.Store < 1 || p.SQL < 1 {
 		errs = append(errs, fmt.Errorf("pd, store and sql must each be at least 1 (got %d, %d, %d)", p.PD, p.Store, p.SQL))
 	}
-	errs = append(errs, p.Security.validate()...)
+	if err := p.Security.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if p.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must not be empty"))
 	}

@@ -18,14 +18,24 @@ type SQL struct {
 	// Host and Port: the MySQL protocol listener. [host, port]
 	Host string `toml:"host"`
 	Port int    `toml:"port"`
-	// StatusHost (empty: Host) and StatusPort (0 disables): /status,
+	// StatusHost (empty: 127.0.0.1) and StatusPort (0 disables): /status,
 	// /metrics, /debug/pprof. [status.status-host, status.status-port]
 	StatusHost string `toml:"status-host"`
 	StatusPort int    `toml:"status-port"`
+	// EnablePprof serves /debug/pprof on the status port.
+	// [status.enable-pprof]
+	EnablePprof bool `toml:"enable-pprof"`
 	// LogLevel is one of debug, info, warn, error. [log.level]
 	LogLevel string `toml:"log-level"`
-	// RootPassword is the password of the root user; empty by default.
+	// RootPassword is the password of the root user; empty by default;
+	// SHOAL_ROOT_PASSWORD overrides it.
 	RootPassword string `toml:"root-password"`
+	// InsecureAllowEmptyRootPassword lets the node listen on a
+	// non-loopback address while root has no password.
+	InsecureAllowEmptyRootPassword bool `toml:"insecure-allow-empty-root-password"`
+	// Security: the MySQL protocol's TLS files, and with ssl-ca mutual
+	// TLS on the gRPC links to PD and stores. [security]
+	Security Security `toml:"security"`
 	// SchemaSyncInterval: how often the node re-reads the schema version
 	// (and global variables) other SQL nodes may have changed, a Go
 	// duration. Commits that wrote tables check it regardless. [lease]
@@ -55,7 +65,6 @@ type SQL struct {
 	GCRunInterval string `toml:"gc-run-interval"`
 
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
-	Security          Security          `toml:"security"`
 }
 
 // PreparedPlanCache is TiDB's [prepared-plan-cache] section.
@@ -131,7 +140,7 @@ func (s *SQL) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Por
 func (s *SQL) StatusAddr() string {
 	h := s.StatusHost
 	if h == "" {
-		h = s.Host
+		h = "127.0.0.1"
 	}
 	return net.JoinHostPort(h, strconv.Itoa(s.StatusPort))
 }
@@ -178,11 +187,16 @@ func (s *SQL) Validate() error {
 	if s.KVConnsPerStore < 1 || s.KVConnsPerStore > 64 {
 		errs = append(errs, fmt.Errorf("kv-conns-per-store %d out of range 1..64", s.KVConnsPerStore))
 	}
-	errs = append(errs, s.Security.validate()...)
+	if err := s.Security.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	switch strings.ToLower(s.LogLevel) {
 	case "debug", "info", "warn", "warning", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log-level %q is not one of debug, info, warn, error", s.LogLevel))
+	}
+	if err := s.Security.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -25,6 +25,11 @@ type Store struct {
 	// StatusAddr is the status HTTP address (/status, /metrics,
 	// /debug/pprof); empty disables it. [server.status-addr]
 	StatusAddr string `toml:"status-addr"`
+	// EnablePprof serves /debug/pprof on the status address.
+	EnablePprof bool `toml:"enable-pprof"`
+	// Security: with all three files, every gRPC link is mutual TLS.
+	// [security]
+	Security Security `toml:"security"`
 	// DataDir holds the store's identity and its Pebble database.
 	DataDir string `toml:"data-dir"`
 	// LogLevel is one of debug, info, warn, error.
@@ -198,6 +203,9 @@ func (s *Store) Validate() error {
 	}
 	if s.GRPCConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("grpc-concurrency %d must not be negative", s.GRPCConcurrency))
+	}
+	if err := s.Security.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

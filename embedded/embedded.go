@@ -80,7 +80,7 @@ func Open(dir string, opts Options) (*Embedded, error) {
 	if dir == "" {
 		return nil, errors.New("embedded: empty data directory")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded: data directory %s is unusable: %w", dir, err)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

@@ -20,7 +20,9 @@ type SQLError struct {
 	Message string
 }
 
-func (e *SQLError) Error() string { return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message) }
+func (e *SQLError) Error() string {
+	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message)
+}
 
 // New returns an error with the given code; its SQLSTATE is MySQL's for that
 // code (HY000 if MySQL has none) and its message is formatted from format.

@@ -45,6 +45,10 @@ type Options struct {
 	FaultProxies bool
 	// LogLevel of the processes ("": info).
 	LogLevel string
+	// TLS generates a CA and certificate into DataDir/tls and gives them
+	// to every process: gRPC between them is mutual TLS and SQL nodes
+	// offer TLS to MySQL clients (tls.go).
+	TLS bool
 	// StartTimeout bounds each wait for health ("": 90s).
 	StartTimeout time.Duration
 	// StopTimeout bounds each group's graceful stop before SIGKILL (20s).
@@ -136,10 +140,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := CheckFree(l.All()); err != nil {
 		return nil, fmt.Errorf("playground needs ports %d..%d: %w", opts.BasePort, opts.BasePort+PortSpan-1, err)
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, err
 	}
 	c := &Cluster{opts: opts, Layout: l}
+	if err := c.generateTLS(); err != nil {
+		return nil, fmt.Errorf("playground: TLS certificates: %w", err)
+	}
 	if err := c.start(ctx); err != nil {
 		c.Stop()
 		return nil, err
@@ -201,6 +208,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			"--client-urls", p.ClientListen, "--peer-urls", p.PeerListen, "--status-addr", p.Status,
 			"--initial-cluster", strings.Join(initial, ","), "--log-level", o.LogLevel,
 			"--max-replicas", fmt.Sprint(min(3, o.Store))}
+		args = append(args, c.tlsArgs()...)
 		if p.ClientListen != p.Client || p.PeerListen != p.Peer {
 			args = append(args, "--advertise-client-urls", p.Client, "--advertise-peer-urls", p.Peer)
 		}
@@ -229,6 +237,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if s.Listen != s.GRPC {
 			args = append(args, "--advertise-addr", s.GRPC)
 		}
+		args = append(args, c.tlsArgs()...)
 		if o.SplitSize != "" {
 			args = append(args, "--region-split-size", o.SplitSize)
 		}
@@ -259,7 +268,8 @@ func (c *Cluster) start(ctx context.Context) error {
 		name := fmt.Sprintf("sql-%d", i+1)
 		_, port, _ := strings.Cut(s.MySQL, ":")
 		_, sport, _ := strings.Cut(s.Status, ":")
-		args := []string{"sql", "--pd", c.PDAddrs(), "--host", "127.0.0.1", "--port", port, "--status-port", sport, "--log-level", o.LogLevel}
+		args := append([]string{"sql", "--pd", c.PDAddrs(),
+			"--host", "127.0.0.1", "--port", port, "--status-port", sport, "--log-level", o.LogLevel}, c.tlsArgs()...)
 		if len(o.BackupDirs) > 0 {
 			args = append(args, "--backup-dirs", strings.Join(o.BackupDirs, ","))
 		}
@@ -359,7 +369,12 @@ func (c *Cluster) waitHealthy(ctx context.Context, p *proc, statusAddr string, o
 func (c *Cluster) waitReplicas(ctx context.Context, n int) error {
 	cctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
 	defer cancel()
-	pdc, err := pdclient.New(cctx, strings.Split(c.PDAddrs(), ","), pdclient.Options{RetryTimeout: 5 * time.Second, Logger: c.opts.Logger})
+	clientTLS, err := c.clientTLS()
+	if err != nil {
+		return err
+	}
+	pdc, err := pdclient.New(cctx, strings.Split(c.PDAddrs(), ","), pdclient.Options{RetryTimeout: 5 * time.Second, Logger: c.opts.Logger,
+		TLS: clientTLS})
 	if err != nil {
 		return fmt.Errorf("playground: PD client: %w", err)
 	}

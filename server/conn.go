@@ -15,11 +15,13 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/session"
 	"github.com/shoaldb/shoal/types"
 )
 
 // serverCapabilities are the capability flags offered in the handshake.
-// CLIENT_SSL, CLIENT_COMPRESS, CLIENT_LOCAL_FILES, CLIENT_FOUND_ROWS and
+// CLIENT_SSL is added when the server has a certificate (tls.go);
+// CLIENT_COMPRESS, CLIENT_LOCAL_FILES, CLIENT_FOUND_ROWS and
 // CLIENT_SESSION_TRACK are not offered.
 const serverCapabilities = mysql.ClientLongPassword | mysql.ClientLongFlag |
 	mysql.ClientConnectWithDB | mysql.ClientProtocol41 | mysql.ClientInteractive |
@@ -57,6 +59,8 @@ type conn struct {
 	salt       [20]byte
 	multiStmts bool
 	sess       Session
+	// transport: TLS or not (startTLS), passed to the backend's sessions.
+	transport session.Transport
 
 	stmts map[uint32]*stmt
 	rows  []types.Row // reused batch for ResultSet.Next
@@ -104,6 +108,7 @@ func (c *conn) serve(ctx context.Context) {
 		return
 	}
 	_ = c.nc.SetDeadline(time.Time{})
+	ctx = c.sessionContext(ctx)
 
 	for {
 		c.pkt.seq = 0
@@ -198,10 +203,10 @@ func (c *conn) writeGreeting() error {
 	b = appendUint32(b, uint32(c.id))
 	b = append(b, c.salt[:8]...)
 	b = append(b, 0)
-	b = appendUint16(b, uint16(serverCapabilities&0xffff))
+	b = appendUint16(b, uint16(c.srv.capabilities()&0xffff))
 	b = append(b, defaultCollationID)
 	b = appendUint16(b, mysql.ServerStatusAutocommit)
-	b = appendUint16(b, uint16(serverCapabilities>>16))
+	b = appendUint16(b, uint16(c.srv.capabilities()>>16))
 	b = append(b, byte(len(c.salt)+1))
 	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	b = append(b, c.salt[8:]...)
@@ -241,7 +246,8 @@ func parseHandshakeResponse(data []byte) (handshakeResponse, error) {
 		return hr, errMalformed
 	}
 	if hr.capability&mysql.ClientSSL != 0 && r.empty() {
-		// An SSLRequest: we never offer CLIENT_SSL.
+		// An SSLRequest to a server without TLS (CLIENT_SSL not offered),
+		// or a second one.
 		return hr, errno.New(mysql.ErrHandshake, "SSL is not supported by this server")
 	}
 	hr.user = string(r.nulString())
@@ -281,6 +287,15 @@ func (c *conn) handshake(ctx context.Context) error {
 		c.fatalBeforeAuth(err)
 		return err
 	}
+	if c.isSSLRequest(data) {
+		if err := c.startTLS(); err != nil {
+			return err
+		}
+		if data, err = c.pkt.readPacket(); err != nil {
+			c.fatal(err)
+			return err
+		}
+	}
 	hr, err := parseHandshakeResponse(data)
 	if err != nil {
 		se := errno.NewStd(mysql.ErrHandshake)
@@ -301,7 +316,7 @@ func (c *conn) handshake(ctx context.Context) error {
 	if err := c.checkConnectionLimit(hr.user); err != nil {
 		return err
 	}
-	sess, err := c.srv.backend.NewSession(ctx, hr.user, c.host, hr.db)
+	sess, err := c.srv.backend.NewSession(c.sessionContext(ctx), hr.user, c.host, hr.db)
 	if err != nil {
 		_ = c.writeError(err)
 		_ = c.pkt.flush()

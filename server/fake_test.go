@@ -36,7 +36,8 @@ func (b *fakeBackend) NewSession(ctx context.Context, user, host, db string) (Se
 	if db == "nodb" {
 		return nil, errno.NewStd(mysql.ErrBadDB, db)
 	}
-	s := &fakeSession{b: b, user: user, db: db, status: mysql.ServerStatusAutocommit, stmts: map[uint32]string{}}
+	s := &fakeSession{b: b, user: user, db: db, status: mysql.ServerStatusAutocommit, stmts: map[uint32]string{},
+		transport: session.TransportOf(ctx)}
 	s.pointFields = []*session.Field{{Table: "sbtest1", Name: "c", OrgName: "c", Type: types.FieldType{Tp: mysql.TypeString, Flen: 120, Charset: "utf8mb4", Collate: "utf8mb4_bin", Flag: mysql.NotNullFlag}}}
 	s.pointRow = []types.Row{{types.NewString(strings.Repeat("12345678901-", 10))}}
 	s.pointRS = &sliceRS{fields: s.pointFields}
@@ -54,9 +55,10 @@ func (b *fakeBackend) lastSession() *fakeSession {
 }
 
 type fakeSession struct {
-	b        *fakeBackend
-	user, db string
-	connID   uint64
+	b         *fakeBackend
+	user, db  string
+	connID    uint64
+	transport session.Transport // as the protocol layer passed it
 
 	affected, lastID uint64
 	warnings         uint16

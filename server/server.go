@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -37,6 +38,8 @@ type Config struct {
 	// MaxConnections is max_connections when the Backend is no
 	// ConnectionLimiter; default DefaultMaxConnections.
 	MaxConnections int
+	// TLS, when set, is offered to clients (CLIENT_SSL; see tls.go).
+	TLS *tls.Config
 }
 
 // DefaultServerVersion is the version announced when Config.ServerVersion is

@@ -431,6 +431,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if _, ok := sysVars[name]; !ok {
 			return errUnknownSysVar(name)
 		}
+		if sysVars[name].readOnly {
+			return errno.NewStd(mysql.ErrIncorrectGlobalLocalVar, name, "read only")
+		}
 		str := val.String()
 		if val.IsNull() {
 			str = ""

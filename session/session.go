@@ -59,6 +59,9 @@ type Config struct {
 	// TempDir is where sorts over tidb_mem_quota_query spill; empty: the
 	// system's temporary directory.
 	TempDir string
+	// SSL: whether the protocol layer offers TLS, and its files (have_ssl,
+	// ssl_ca, ssl_cert, ssl_key).
+	SSL SSLConfig
 }
 
 // Backend is the SQL layer of one node: it owns the catalog and creates
@@ -139,6 +142,10 @@ func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, 
 		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
 	s.evalCtx.Session = s
 	s.evalCtx.Vars = s.readVar
+	s.transport = TransportOf(ctx)
+	if err := b.checkTransport(s.transport); err != nil {
+		return nil, err
+	}
 	s.initLimitVars()
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
@@ -157,6 +164,8 @@ type Session struct {
 	host   string
 	connID uint64
 	db     string
+	// transport: how the client is connected (TLS or not).
+	transport Transport
 
 	vars     map[string]string // session values of system variables
 	userVars map[string]types.Datum

@@ -209,7 +209,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Variable_name", "Value"), rows: rows}, nil
 	case ast.ShowStatus:
-		for _, kv := range [][2]string{{"Threads_connected", "1"}, {"Uptime", "1"}} {
+		for _, kv := range s.statusVars(x.GlobalScope) {
 			if like(kv[0]) {
 				rows = append(rows, types.Row{s2d(kv[0]), s2d(kv[1])})
 			}

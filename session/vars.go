@@ -20,6 +20,9 @@ type sysVar struct {
 	globalOnly bool
 	// boolean variables take only 0/1 (ON/OFF).
 	boolean bool
+	// readOnly variables cannot be set at all (they reflect the node's
+	// configuration).
+	readOnly bool
 }
 
 // sysVars are the system variables shoal knows. Variables that drivers and
@@ -98,8 +101,12 @@ var sysVars = map[string]sysVar{
 	"performance_schema":               {def: "0", numeric: true},
 	"query_cache_type":                 {def: "OFF"},
 	"query_cache_size":                 {def: "0", numeric: true},
-	"have_ssl":                         {def: "DISABLED"},
-	"have_openssl":                     {def: "DISABLED"},
+	"have_ssl":                         {def: "DISABLED", globalOnly: true, readOnly: true},
+	"have_openssl":                     {def: "DISABLED", globalOnly: true, readOnly: true},
+	"ssl_ca":                           {def: "", globalOnly: true, readOnly: true},
+	"ssl_cert":                         {def: "", globalOnly: true, readOnly: true},
+	"ssl_key":                          {def: "", globalOnly: true, readOnly: true},
+	"require_secure_transport":         {def: "0", numeric: true, globalOnly: true},
 	"port":                             {def: "4000", numeric: true, globalOnly: true},
 	"hostname":                         {def: "localhost", globalOnly: true},
 	"datadir":                          {def: "", globalOnly: true},
@@ -267,6 +274,8 @@ func (b *Backend) varDefault(name string) string {
 		return gc.LifeTime.String()
 	case "tidb_gc_run_interval":
 		return gc.RunInterval.String()
+	case "have_ssl", "have_openssl", "ssl_ca", "ssl_cert", "ssl_key":
+		return b.sslVarDefault(name)
 	}
 	return sysVars[name].def
 }

@@ -1,5 +1,6 @@
 // Package status serves a node's status HTTP endpoints: /status (JSON with
-// role, version and uptime), /metrics (Prometheus) and /debug/pprof.
+// role, version and uptime), /metrics (Prometheus) and, when enabled,
+// /debug/pprof.
 package status
 
 import (
@@ -22,6 +23,9 @@ type Info struct {
 	GitHash   string
 	Addr      string // the MySQL (or service) address
 	StartTime time.Time
+	// EnablePprof serves /debug/pprof. Off by default: profiles and the
+	// process's command line are not for anyone who reaches the port.
+	EnablePprof bool
 }
 
 // Status is the JSON document served at /status.
@@ -66,11 +70,13 @@ func Handler(info Info) http.Handler {
 		WriteJSON(w, info.Now())
 	})
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if info.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

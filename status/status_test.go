@@ -15,7 +15,7 @@ func TestStatusEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Serve(ln, Info{Role: "server", Version: "v-test", StartTime: time.Now().Add(-time.Second)})
+	s := Serve(ln, Info{Role: "server", Version: "v-test", StartTime: time.Now().Add(-time.Second), EnablePprof: true})
 	defer s.Close()
 	base := "http://" + ln.Addr().String()
 
@@ -43,6 +43,25 @@ func TestStatusEndpoints(t *testing.T) {
 		}
 		if path == "/metrics" && !strings.Contains(string(body), "go_goroutines") {
 			t.Fatalf("metrics without go_goroutines")
+		}
+	}
+}
+
+func TestPprofOffByDefault(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Serve(ln, Info{Role: "server", StartTime: time.Now()})
+	defer s.Close()
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline"} {
+		resp, err := http.Get("http://" + ln.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("%s without EnablePprof: %d, want 404", path, resp.StatusCode)
 		}
 	}
 }

@@ -55,6 +55,7 @@ func usage(w io.Writer) {
 }
 
 func main() {
+	setPrivateUmask()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

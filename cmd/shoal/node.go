@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,9 +28,14 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %s: %w", cfg.DataDir, err)
 	}
+	tlsCfg, ssl, err := mysqlTLS(cfg.Security, cfg.DataDir, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	backend, err := session.NewBackend(store, session.Config{Password: cfg.RootPassword,
 		GC: session.GCSettings{LifeTime: gcLife}, BackupDirs: cfg.Security.BackupDirs,
-		TempDir: filepath.Join(cfg.DataDir, "tmp")})
+		TempDir: filepath.Join(cfg.DataDir, "tmp"), SSL: ssl})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
@@ -38,10 +44,18 @@ func openNode(cfg config.Config, log *slog.Logger) (*node, error) {
 		gc := backend.GCSettings()
 		return gc.LifeTime, !gc.Disabled
 	})
+	if cfg.InitFile != "" {
+		if err := runInitFile(context.Background(), backend, cfg.InitFile); err != nil {
+			backend.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	srv := server.New(server.Config{
 		Addr:          cfg.Addr(),
 		ServerVersion: "8.0.11-shoal-" + version,
 		Logger:        log,
+		TLS:           tlsCfg,
 	}, backend)
 	return &node{srv: srv, closeStorage: store.Close}, nil
 }

@@ -31,7 +31,9 @@ func pdFlags(args []string, stderr io.Writer) (config.PD, error) {
 	fs.StringVar(&cfg.AdvertiseClientURLs, "advertise-client-urls", cfg.AdvertiseClientURLs, "host:port clients reach the PD service at, if not --client-urls (e.g. behind a proxy)")
 	fs.StringVar(&cfg.AdvertisePeerURLs, "advertise-peer-urls", cfg.AdvertisePeerURLs, "host:port the other members reach this one at, if not --peer-urls")
 	fs.StringVar(&cfg.InitialCluster, "initial-cluster", cfg.InitialCluster, "members of a new cluster: name=peer-url,... (empty: this member alone)")
-	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof if enabled); empty disables it")
+	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve /debug/pprof on the status address")
+	securityFlags(fs, &cfg.Security)
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.IntVar(&cfg.MaxReplicas, "max-replicas", cfg.MaxReplicas, "voters per region")
 	fs.StringVar(&cfg.MaxStoreDownTime, "max-store-down-time", cfg.MaxStoreDownTime, "how long a store may be silent before its replicas are replaced")
@@ -97,6 +99,7 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 		InitialCluster:     cfg.InitialCluster,
 		EtcdLogLevel:       etcdLogLevel(cfg.LogLevel),
 		Logger:             log,
+		Security:           cfg.Security.Paths(),
 	}
 	sc.Schedule.MaxReplicas = cfg.MaxReplicas
 	sc.Schedule.MaxStoreDownTime = cfg.StoreDownTime()
@@ -111,7 +114,7 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 	var httpSrv *http.Server
 	httpDone := make(chan error, 1)
 	if statusLn != nil {
-		info := status.Info{Role: "pd", Version: version, GitHash: gitHash, Addr: srv.ClientAddr(), StartTime: start}
+		info := status.Info{Role: "pd", Version: version, GitHash: gitHash, Addr: srv.ClientAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
 		httpSrv = &http.Server{Handler: pdStatusHandler(info, srv), ReadHeaderTimeout: 10 * time.Second}
 		go func() { httpDone <- httpSrv.Serve(statusLn) }()
 	}

@@ -33,6 +33,7 @@ func playgroundFlags(args []string, stderr io.Writer) (config.Playground, error)
 	fs.StringVar(&cfg.RegionSplitSize, "region-split-size", cfg.RegionSplitSize, "stores split a region once its data passes this size (e.g. 1MiB for tests)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level of every process: debug, info, warn, error")
 	fs.Var(dirListFlag{&cfg.Security.BackupDirs}, "backup-dirs", backupDirsUsage+"; given to every SQL node")
+	fs.BoolVar(&cfg.TLS, "tls", cfg.TLS, "generate a CA and certificate into the data dir: mutual TLS between all processes, TLS for MySQL clients")
 	if err := parseFlags(fs, args, stderr, "usage: shoal playground [flags]\n\nStarts a local cluster on 127.0.0.1 (PD, stores, SQL nodes, HAProxy) and stops it on Ctrl-C.", func(path string) error {
 		cfg = config.DefaultPlayground()
 		return cfg.LoadFile(path)
@@ -79,7 +80,7 @@ func servePlayground(cfg config.Playground, log *slog.Logger, stdout io.Writer) 
 	start := time.Now()
 	c, err := playground.Start(ctx, playground.Options{
 		PD: cfg.PD, Store: cfg.Store, SQL: cfg.SQL, BasePort: cfg.BasePort, DataDir: dataDir,
-		Binary: self, HAProxy: haproxy, SplitSize: cfg.RegionSplitSize, LogLevel: cfg.LogLevel, Logger: log,
+		Binary: self, HAProxy: haproxy, SplitSize: cfg.RegionSplitSize, LogLevel: cfg.LogLevel, Logger: log, TLS: cfg.TLS,
 		BackupDirs: cfg.Security.BackupDirs,
 	})
 	cleanup := func() {
@@ -104,6 +105,9 @@ func servePlayground(cfg config.Playground, log *slog.Logger, stdout io.Writer) 
 	}
 	fmt.Fprintf(stdout, "  pd:        %s\n", c.PDAddrs())
 	fmt.Fprintf(stdout, "  data/logs: %s\n", dataDir)
+	if p := c.TLSPaths(); !p.IsZero() {
+		fmt.Fprintf(stdout, "  tls:       CA %s (mysql --ssl-ca=%s)\n", p.CA, p.CA)
+	}
 	fmt.Fprintf(stdout, "Press Ctrl-C to stop.\n")
 
 	var runErr error

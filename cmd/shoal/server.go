@@ -25,11 +25,14 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 	fs := flag.NewFlagSet("shoal server", flag.ContinueOnError)
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "MySQL protocol listen host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "MySQL protocol listen port")
-	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: --host)")
-	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: 127.0.0.1)")
+	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof if enabled); 0 disables")
+	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve /debug/pprof on the status port")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
-	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
+	fs.BoolVar(&cfg.InsecureAllowEmptyRootPassword, insecureFlag, cfg.InsecureAllowEmptyRootPassword, "allow a non-loopback --host while root has no password")
+	fs.StringVar(&cfg.InitFile, "init-file", cfg.InitFile, "file of SQL statements to run as root at start")
+	securityFlags(fs, &cfg.Security)
 	fs.StringVar(&cfg.GCLifeTime, "gc-life-time", cfg.GCLifeTime, "how long old row versions are kept before garbage collection")
 	fs.Var(dirListFlag{&cfg.Security.BackupDirs}, "backup-dirs", backupDirsUsage)
 	if err := parseFlags(fs, args, stderr, "usage: shoal server [flags]", func(path string) error {
@@ -38,6 +41,7 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 	}); err != nil {
 		return cfg, err
 	}
+	cfg.RootPassword = config.RootPasswordFromEnv(cfg.RootPassword)
 	return cfg, cfg.Validate()
 }
 
@@ -61,8 +65,8 @@ func checkDataDir(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("data dir %s exists and is not a directory", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create data dir: %w", err)
+	if err := ensurePrivateDir(dir); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(dir, ".write-probe-*")
 	if err != nil {
@@ -98,6 +102,9 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	start := time.Now()
 	log.Debug("effective config", "host", cfg.Host, "port", cfg.Port, "status", statusAddrOrOff(cfg),
 		"data-dir", cfg.DataDir, "log-level", cfg.LogLevel, "root-password-set", cfg.RootPassword != "")
+	if err := config.CheckRootExposure(cfg.Host, cfg.RootPassword, cfg.InsecureAllowEmptyRootPassword); err != nil {
+		return err
+	}
 	if err := checkDataDir(cfg.DataDir); err != nil {
 		return err
 	}
@@ -127,7 +134,8 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	go func() { serveErr <- node.Serve(ln) }()
 	var st *status.Server
 	if statusLn != nil {
-		st = status.Serve(statusLn, status.Info{Role: "server", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start})
+		st = status.Serve(statusLn, status.Info{Role: "server", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start,
+			EnablePprof: cfg.EnablePprof})
 	}
 	log.Info("shoal server ready", "version", version, "addr", cfg.Addr(), "status", statusAddrOrOff(cfg), "data-dir", cfg.DataDir,
 		"connect", fmt.Sprintf("mysql -h %s -P %d -u root", cfg.Host, cfg.Port))

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"io"
 	"log/slog"
 	"net"
@@ -34,10 +37,12 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	fs.StringVar(&cfg.PD, "pd", cfg.PD, "PD client addresses, host:port[,host:port...]")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "MySQL protocol listen host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "MySQL protocol listen port")
-	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: --host)")
-	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof); 0 disables")
+	fs.StringVar(&cfg.StatusHost, "status-host", cfg.StatusHost, "status HTTP listen host (default: 127.0.0.1)")
+	fs.IntVar(&cfg.StatusPort, "status-port", cfg.StatusPort, "status HTTP port (/status, /metrics, /debug/pprof if enabled); 0 disables")
+	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve /debug/pprof on the status port")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
-	fs.StringVar(&cfg.RootPassword, "root-password", cfg.RootPassword, "password of the root user")
+	fs.BoolVar(&cfg.InsecureAllowEmptyRootPassword, insecureFlag, cfg.InsecureAllowEmptyRootPassword, "allow a non-loopback --host while root has no password")
+	securityFlags(fs, &cfg.Security)
 	fs.StringVar(&cfg.SchemaSyncInterval, "schema-sync-interval", cfg.SchemaSyncInterval, "how often to re-read the schema and global variables other SQL nodes may change")
 	fs.StringVar(&cfg.KVMaxBackoff, "kv-max-backoff", cfg.KVMaxBackoff, "how long one kv command retries region errors before failing (9005)")
 	fs.BoolVar(&cfg.KVBatchCommands, "kv-batch-commands", cfg.KVBatchCommands, "send kv commands to the stores on batch streams (false: one unary gRPC call each)")
@@ -51,6 +56,7 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	}); err != nil {
 		return cfg, err
 	}
+	cfg.RootPassword = config.RootPasswordFromEnv(cfg.RootPassword)
 	return cfg, cfg.Validate()
 }
 
@@ -127,15 +133,33 @@ var _ kv.RangeSplitter = clusterStorage{}
 // fails if PD cannot be reached or the catalog cannot be read within the
 // startup timeout.
 func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNode, error) {
-	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log})
+	// With a CA too, the [security] files also make the links to PD and
+	// the stores mutual TLS; a certificate alone serves MySQL clients only.
+	var dialTLS *tls.Config
+	var kvDial []grpc.DialOption
+	if cfg.Security.ClusterTLS() {
+		var err error
+		if _, dialTLS, err = clusterTLS(cfg.Security); err != nil {
+			return nil, err
+		}
+		kvDial = append(kvDial, grpc.WithTransportCredentials(credentials.NewTLS(dialTLS)))
+	}
+	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log, TLS: dialTLS})
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach PD at %s: %w", cfg.PD, err)
 	}
 	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore,
-		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime()})
+		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime(), DialOptions: kvDial})
 	storage := txnkv.New(pdc, kvc, txnkv.Options{})
 	gcLife, gcRun := cfg.GC()
+	tlsCfg, ssl, err := mysqlTLS(cfg.Security, "", log)
+	if err != nil {
+		kvc.Close()
+		pdc.Close()
+		return nil, err
+	}
 	backend, err := session.NewBackend(clusterStorage{storage, kvc}, session.Config{
+		SSL:                ssl,
 		Password:           cfg.RootPassword,
 		SchemaSyncInterval: cfg.SyncInterval(),
 		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
@@ -161,6 +185,7 @@ func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNod
 		Addr:          cfg.Addr(),
 		ServerVersion: "8.0.11-shoal-" + version,
 		Logger:        log,
+		TLS:           tlsCfg,
 	}, backend)
 	return &sqlNode{pd: pdc, kvc: kvc, storage: storage, backend: backend, gc: gcw, srv: srv}, nil
 }
@@ -192,6 +217,9 @@ const sqlStartTimeout = 60 * time.Second
 // are bound before anything else, so a taken port fails at once.
 func serveSQL(cfg config.SQL, log *slog.Logger) error {
 	start := time.Now()
+	if err := config.CheckRootExposure(cfg.Host, cfg.RootPassword, cfg.InsecureAllowEmptyRootPassword); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
 		return fmt.Errorf("cannot listen for MySQL clients on %s: %w", cfg.Addr(), err)
@@ -225,7 +253,7 @@ func serveSQL(cfg config.SQL, log *slog.Logger) error {
 	}()
 	var httpSrv *http.Server
 	if statusLn != nil {
-		info := status.Info{Role: "sql", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start}
+		info := status.Info{Role: "sql", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start, EnablePprof: cfg.EnablePprof}
 		httpSrv = &http.Server{Handler: sqlStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = httpSrv.Serve(statusLn) }()
 	}

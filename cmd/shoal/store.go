@@ -27,7 +27,9 @@ func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
 	fs.StringVar(&cfg.PD, "pd", cfg.PD, "PD client addresses, host:port[,host:port...]")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "host:port serving gRPC (kv for SQL nodes, raft between stores); registered in PD")
 	fs.StringVar(&cfg.AdvertiseAddr, "advertise-addr", cfg.AdvertiseAddr, "host:port registered in PD if not --addr (e.g. behind a proxy)")
-	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof); empty disables it")
+	fs.StringVar(&cfg.StatusAddr, "status-addr", cfg.StatusAddr, "status HTTP address (/status, /metrics, /debug/pprof if enabled); empty disables it")
+	fs.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve /debug/pprof on the status address")
+	securityFlags(fs, &cfg.Security)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (store identity and Pebble)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.RaftBaseTickInterval, "raft-base-tick-interval", cfg.RaftBaseTickInterval, "raft clock tick (election after 10 ticks, heartbeat every 2)")
@@ -114,8 +116,12 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 	defer stop()
 
 	// Start-up waits for PD (bounded); a signal interrupts it.
+	ncfg := storeNodeConfig(cfg, log)
+	if ncfg.ServerTLS, ncfg.ClientTLS, err = clusterTLS(cfg.Security); err != nil {
+		return err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	node, err := storenode.Start(startCtx, storeNodeConfig(cfg, log), ln)
+	node, err := storenode.Start(startCtx, ncfg, ln)
 	cancel()
 	if err != nil {
 		return err
@@ -123,7 +129,7 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 
 	var httpSrv *http.Server
 	if statusLn != nil {
-		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.AdvertisedAddr(), StartTime: start}
+		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.AdvertisedAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
 		httpSrv = &http.Server{Handler: storeStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = httpSrv.Serve(statusLn) }()
 	}

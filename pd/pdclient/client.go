@@ -18,8 +18,10 @@ package pdclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc/credentials"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -48,6 +50,8 @@ type Options struct {
 	TSOMaxBatch int
 	// Logger (slog.Default if nil).
 	Logger *slog.Logger
+	// TLS, when set, dials PD with (mutual) TLS; nil dials plain.
+	TLS *tls.Config
 }
 
 func (o *Options) fill() {
@@ -190,8 +194,12 @@ func (c *Client) connLocked(addr string) (*grpc.ClientConn, error) {
 	if cc := c.conns[addr]; cc != nil {
 		return cc, nil
 	}
+	creds := insecure.NewCredentials()
+	if c.opts.TLS != nil {
+		creds = credentials.NewTLS(c.opts.TLS)
+	}
 	cc, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		// etcd's gRPC server, which serves PD, refuses pings more often
 		// than every 5s and pings without a stream.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),

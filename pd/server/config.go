@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/pd/server/schedule"
+	"github.com/shoaldb/shoal/security"
 )
 
 // Config configures one PD member.
@@ -53,6 +54,10 @@ type Config struct {
 	EtcdElection time.Duration
 	// Logger receives PD's own logs (slog.Default if nil).
 	Logger *slog.Logger
+	// Security, when it names a CA, certificate and key, makes the client
+	// port (PD's gRPC and etcd's client API) and the peer port mutual TLS
+	// (tls.go).
+	Security security.Paths
 }
 
 func (c *Config) fill() {

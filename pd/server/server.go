@@ -126,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	s.etcdLogLevel = lvl
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	ec.ServiceRegister = func(gs *grpc.Server) { pdpb.RegisterPDServer(gs, &grpcService{s: s}) }
+	if err := applyTLS(ec, cfg.Security); err != nil {
+		return nil, fmt.Errorf("pd: %w", err)
+	}
 
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
@@ -137,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 		Name:       cfg.Name,
 		MemberId:   uint64(e.Server.MemberID()),
 		ClientUrls: []string{advClientURL.Host},
-		PeerUrls:   []string{advPeerURL.String()},
+		PeerUrls:   []string{ec.AdvertisePeerUrls[0].String()},
 	}
 	isLeaderGauge.WithLabelValues(cfg.Name).Set(0)
 	s.wg.Add(2)

@@ -29,13 +29,13 @@ package storenode
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/shoaldb/shoal/pd/pdclient"
@@ -164,6 +164,8 @@ type clusterDetector struct {
 	log     *slog.Logger
 	ctx     context.Context // ends when the store stops
 	now     func() time.Time
+	// dialTLS: the detector is dialed with mutual TLS (nil: plain).
+	dialTLS *tls.Config
 
 	inflight chan struct{} // semaphore of asynchronous clean-ups
 
@@ -324,7 +326,7 @@ func (d *clusterDetector) client(askPD bool) (deadlockpb.DeadlockClient, uint64)
 	}
 	if d.conn == nil || d.connStore != target {
 		cc, err := grpc.NewClient(st.GetAddress(),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithTransportCredentials(transportCreds(d.dialTLS)),
 			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))
 		if err != nil {
 			d.retryAt = d.now().Add(detectorRetryAfter)

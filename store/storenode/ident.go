@@ -40,7 +40,7 @@ func saveIdent(dir string, id ident) error {
 		return err
 	}
 	tmp := filepath.Join(dir, identFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,10 @@ package storenode
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc/credentials"
 	"log/slog"
 	"net"
 	"os"
@@ -57,6 +59,11 @@ type Config struct {
 	RaftQueueSize int
 	// PDOptions tune the PD client (its logger defaults to Logger).
 	PDOptions pdclient.Options
+	// ServerTLS and ClientTLS, when set, make the store's gRPC service
+	// and its calls to PD and other stores mutual TLS
+	// (security.ClusterTLS).
+	ServerTLS *tls.Config
+	ClientTLS *tls.Config
 	Logger    *slog.Logger
 }
 
@@ -104,7 +111,10 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	if cfg.PDOptions.Logger == nil {
 		cfg.PDOptions.Logger = cfg.Logger
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if cfg.PDOptions.TLS == nil {
+		cfg.PDOptions.TLS = cfg.ClientTLS
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	n = &Node{cfg: cfg, log: cfg.Logger, serveErr: make(chan error, 1)}
@@ -125,7 +135,7 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	n.log = n.log.With("store", n.id.StoreID)
 
 	n.trans = NewTransport(n.id.StoreID, n.pd, TransportOptions{QueueSize: cfg.RaftQueueSize,
-		MaxMessageSize: cfg.GRPCMaxMessageSize, Logger: n.log})
+		MaxMessageSize: cfg.GRPCMaxMessageSize, TLS: cfg.ClientTLS, Logger: n.log})
 	rcfg := cfg.Raft
 	rcfg.StoreID, rcfg.ClusterID = n.id.StoreID, n.id.ClusterID
 	n.rs, err = raftstore.Open(filepath.Join(cfg.DataDir, "db"), rcfg, n.trans, n.pd)
@@ -138,6 +148,7 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	n.guard = newMaxTSGuard(n.rs.LeaderGeneration, n.pd.GetTS, n.log)
 	// Lock waits are checked for deadlocks across stores (deadlock.go).
 	deadlocks := newClusterDetector(n.ctx, n.id.StoreID, n.rs, n.pd, n.log)
+	deadlocks.dialTLS = cfg.ClientTLS
 	n.mvcc = mvcc.New(outcomeEngine{n.rs.Engine()}, mvcc.Options{NoLockCount: true, MaxTSSynced: n.guard.allowed,
 		DeadlockDetector: deadlocks})
 	n.guard.start(n.mvcc)
@@ -157,6 +168,9 @@ func Start(ctx context.Context, cfg Config, ln net.Listener) (n *Node, err error
 	)
 	if cfg.GRPCConcurrency > 0 {
 		opts = append(opts, grpc.NumStreamWorkers(uint32(cfg.GRPCConcurrency)))
+	}
+	if cfg.ServerTLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.ServerTLS)))
 	}
 	n.grpc = grpc.NewServer(opts...)
 	gs.Register(n.grpc)

@@ -2,6 +2,7 @@ package storenode
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
@@ -42,7 +42,9 @@ type TransportOptions struct {
 	MaxConcurrentSnapshots int
 	// MaxMessageSize bounds one gRPC message (64 MiB).
 	MaxMessageSize int
-	Logger         *slog.Logger
+	// TLS, when set, dials other stores with mutual TLS (tls.go).
+	TLS    *tls.Config
+	Logger *slog.Logger
 }
 
 func (o *TransportOptions) fill() {
@@ -236,7 +238,7 @@ func (c *storeConn) client() (tikvpb.TikvClient, error) {
 			return nil, fmt.Errorf("store %d is a tombstone", c.storeID)
 		}
 		cc, err := grpc.NewClient(st.GetAddress(),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithTransportCredentials(transportCreds(c.t.opts.TLS)),
 			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(c.t.opts.MaxMessageSize), grpc.MaxCallRecvMsgSize(c.t.opts.MaxMessageSize)),
 			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
 			grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{

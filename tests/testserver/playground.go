@@ -24,6 +24,9 @@ type PlaygroundOptions struct {
 	LogPath        string   // the playground's own output
 	SplitSize      string   // region split size, e.g. "1MiB"
 	BackupDirs     []string // the SQL nodes' --backup-dirs
+	// TLS starts the playground with --tls (mutual TLS between processes,
+	// TLS for MySQL clients; certificates in DataDir/tls).
+	TLS bool
 	// ReadyTimeout bounds the wait for "ready" (default 3 minutes).
 	ReadyTimeout time.Duration
 }
@@ -86,6 +89,9 @@ func startPlayground(o PlaygroundOptions, base int, layout playground.Layout) (*
 	}
 	if len(o.BackupDirs) > 0 {
 		args = append(args, "--backup-dirs", strings.Join(o.BackupDirs, ","))
+	}
+	if o.TLS {
+		args = append(args, "--tls")
 	}
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -84,8 +84,11 @@ type Server struct {
 	StatusPort int
 	DataDir    string
 	LogPath    string
+	// Password is root's password, used by DSN (and the readiness ping).
+	Password string
 
 	args []string // command line, for restarts
+	env  []string // extra environment, for restarts
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -99,6 +102,7 @@ func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.
 func (s *Server) DSN(db string) string {
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
+	cfg.Passwd = s.Password
 	cfg.Net = "tcp"
 	cfg.Addr = s.Addr()
 	cfg.DBName = db
@@ -120,6 +124,9 @@ type ShoalOptions struct {
 	// NoFileLimit > 0 runs the server under `prlimit --nofile=N:N`, so
 	// tests can run it out of file descriptors.
 	NoFileLimit int
+	// RootPassword is given to the server in SHOAL_ROOT_PASSWORD (never
+	// on the command line) and used by the Server's DSN.
+	RootPassword string
 }
 
 // StartShoal starts `shoal server` on free ports and waits until it answers
@@ -135,7 +142,11 @@ func StartShoal(o ShoalOptions) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{Kind: "shoal", Host: "127.0.0.1", Port: port, StatusPort: sport, DataDir: o.DataDir, LogPath: o.LogPath}
+		s := &Server{Kind: "shoal", Host: "127.0.0.1", Port: port, StatusPort: sport, DataDir: o.DataDir, LogPath: o.LogPath,
+			Password: o.RootPassword}
+		if o.RootPassword != "" {
+			s.env = []string{"SHOAL_ROOT_PASSWORD=" + o.RootPassword}
+		}
 		if s.LogPath == "" {
 			s.LogPath = strings.TrimRight(o.DataDir, "/") + ".log"
 		}
@@ -239,6 +250,9 @@ func (s *Server) Start(readyTimeout time.Duration) error {
 		return err
 	}
 	cmd := exec.Command(s.args[0], s.args[1:]...)
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
