@@ -52,6 +52,7 @@ type Server struct {
 	cancel context.CancelFunc
 
 	nextConnID atomic.Uint64
+	sha2       sha2Cache
 	questions  atomic.Uint64
 
 	mu        sync.Mutex

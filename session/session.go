@@ -35,6 +35,7 @@ import (
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/privilege"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -67,6 +68,8 @@ type Backend struct {
 	stopSync context.CancelFunc
 	syncDone chan struct{}
 
+	privs *privilege.Store // accounts and grants (privilege.go)
+
 	// brMu runs one BACKUP or RESTORE at a time on this node (as TiDB):
 	// they are heavy, and later ones queue (their Queue Time).
 	brMu sync.Mutex
@@ -92,6 +95,9 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	if err := b.loadGlobals(ctx); err != nil {
 		return nil, fmt.Errorf("load global variables: %w", err)
 	}
+	if b.privs, err = privilege.Open(ctx, store, cfg.Password); err != nil {
+		return nil, fmt.Errorf("load accounts: %w", err)
+	}
 	if cfg.SchemaSyncInterval > 0 {
 		log := cfg.Logger
 		if log == nil {
@@ -114,20 +120,15 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-// Password returns the password of user.
-func (b *Backend) Password(user string) (string, bool) {
-	if user == "root" {
-		return b.cfg.Password, true
-	}
-	return "", false
-}
-
 // NewSession opens a session.
 func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, error) {
 	s := &Session{b: b, parser: parser.New(), user: user, host: host, vars: map[string]string{},
 		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
 	s.evalCtx.Session = s
 	s.evalCtx.Vars = s.readVar
+	if err := s.login(); err != nil {
+		return nil, err
+	}
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
 			return nil, err
@@ -145,6 +146,7 @@ type Session struct {
 	host   string
 	connID uint64
 	db     string
+	priv   sessionPrivs // the account, its active roles and merged grants (privilege.go)
 
 	vars     map[string]string // session values of system variables
 	userVars map[string]types.Datum
