@@ -87,6 +87,11 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 			}
 			return nil, err
 		}
+	case *ast.CreateUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt,
+		*ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.SetDefaultRoleStmt:
+		return nil, s.runAccountStmt(ctx, node)
+	case *ast.SetRoleStmt:
+		return nil, s.setRole(x)
 	case ast.DDLNode:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
@@ -139,6 +144,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		}
 		return nil, nil
 	case *ast.FlushStmt:
+		if x.Tp == ast.FlushPrivileges {
+			return nil, s.b.privs.Reload(ctx)
+		}
 		return nil, nil
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return s.runSQLPrepared(ctx, x)

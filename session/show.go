@@ -266,7 +266,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
 			"Checksum", "Create_options", "Comment"), rows: rows}, nil
 	case ast.ShowGrants:
-		return &staticResultSet{fields: stringFields("Grants for root@%"), rows: []types.Row{{s2d("GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION")}}}, nil
+		return s.showGrants(x)
 	case ast.ShowPlugins, ast.ShowTriggers, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowEvents, ast.ShowOpenTables, ast.ShowPrivileges:
 		return &staticResultSet{fields: stringFields("Name", "Status"), rows: nil}, nil
 	}
