@@ -52,6 +52,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	}
 	s.affected = 0
 	s.evalCtx.Params = params
+	if err := s.checkPrivileges(node); err != nil {
+		return nil, err
+	}
 	switch x := node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		for attempt := 0; ; attempt++ {

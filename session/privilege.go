@@ -8,6 +8,10 @@ import (
 	"github.com/shoaldb/shoal/sql/privilege"
 )
 
+// errAccountLocked is ER_ACCOUNT_HAS_BEEN_LOCKED, which the parser module
+// has no constant for.
+const errAccountLocked = 3118
+
 // LoginAccount is what the protocol layer needs to check a login.
 type LoginAccount struct {
 	User, Host string // the matched account (its host pattern)
@@ -42,6 +46,9 @@ func (s *Session) login() error {
 	a := snap.Match(s.user, s.host)
 	if a == nil {
 		return errno.NewStd(mysql.ErrAccessDenied, s.user, s.host, "NO")
+	}
+	if a.Locked {
+		return errno.New(errAccountLocked, "Access denied for user '%s'@'%s'. Account is locked.", a.User, a.Host)
 	}
 	s.priv.ident = a.Ident
 	s.priv.roles = append([]privilege.Ident(nil), a.DefaultRoles...)

@@ -305,6 +305,9 @@ func (s *Session) txnMode() kv.TxnMode {
 
 // UseDB switches the current database.
 func (s *Session) UseDB(ctx context.Context, db string) error {
+	if err := s.checkUseDB(db); err != nil {
+		return err
+	}
 	d := s.b.catalog.InfoSchema().DB(db)
 	if d == nil && s.b.syncing {
 		// Look again whatever this reload reports: a concurrent one (another

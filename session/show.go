@@ -67,6 +67,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return "", nil, err
 		}
+		if !s.privs().AnyOnTable(db, x.Table.Name.O) {
+			return "", nil, s.tableDenied(mysql.SelectPriv, x.Table.Name.O)
+		}
 		t := is.Table(db, x.Table.Name.O)
 		if t == nil {
 			return "", nil, errno.NewStd(mysql.ErrNoSuchTable, db, x.Table.Name.O)
@@ -82,7 +85,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if like(n) {
+			if like(n) && s.maySeeDB(n) {
 				rows = append(rows, types.Row{s2d(n)})
 			}
 		}
@@ -92,11 +95,14 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkUseDB(db); err != nil {
+			return nil, err
+		}
 		if is.DB(db) == nil {
 			return nil, errno.NewStd(mysql.ErrBadDB, db)
 		}
 		for _, t := range is.Tables(db) {
-			if like(t.Name) {
+			if like(t.Name) && s.privs().AnyOnTable(db, t.Name) {
 				r := types.Row{s2d(t.Name)}
 				if x.Full {
 					r = append(r, s2d("BASE TABLE"))

@@ -54,9 +54,13 @@ func (s *Snapshot) Merge(id Ident, roles []Ident) *Merged {
 			}
 		}
 	}
-	add(s.Account(id), false)
+	acct := s.Account(id)
+	add(acct, false)
 	for _, r := range roles {
-		add(s.Account(r), true)
+		// An active role revoked meanwhile no longer counts.
+		if acct != nil && grantedRole(acct, r) {
+			add(s.Account(r), true)
+		}
 	}
 	return m
 }
@@ -114,4 +118,13 @@ func (m *Merged) AnyOnTable(db, table string) bool {
 	}
 	db = strings.ToLower(db)
 	return m.DB[db]&anyPriv != 0 || m.Table[lowerKey(db, table)]&anyPriv != 0 || m.columnsOf[lowerKey(db, table)]
+}
+
+func grantedRole(a *Account, r Ident) bool {
+	for _, g := range a.Roles {
+		if g == r {
+			return true
+		}
+	}
+	return false
 }
