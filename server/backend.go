@@ -16,9 +16,10 @@ type Session = session.Conn
 type Backend interface {
 	// NewSession opens a session for an authenticated user.
 	NewSession(ctx context.Context, user, host, db string) (Session, error)
-	// Password returns the plain-text password of user, and whether the user
-	// exists; the protocol layer verifies the scramble itself.
-	Password(user string) (string, bool)
+	// LookupAccount returns the account user logs in as from the client
+	// host, and whether there is one; the protocol layer verifies the
+	// password against its stored hash itself.
+	LookupAccount(user, host string) (session.LoginAccount, bool)
 }
 
 // MultiStatementSession is optionally implemented by a Session whose Execute

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha1"
-	"crypto/subtle"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
@@ -335,46 +333,6 @@ func (c *conn) handshake(ctx context.Context) error {
 	return c.pkt.flush()
 }
 
-// authenticate verifies the client's answer to c.salt, first switching the
-// client to mysql_native_password if it used another plugin. On failure it
-// has sent the client an ERR packet (if it could) and returns an error.
-func (c *conn) authenticate(user string, auth []byte, plugin string) error {
-	if plugin != "" && plugin != mysql.AuthNativePassword {
-		// Ask the client to answer the scramble with mysql_native_password
-		// instead (caching_sha2_password clients, MySQL 8 defaults).
-		p := c.pkt
-		start := p.startPacket()
-		p.wbuf = append(p.wbuf, 0xfe)
-		p.wbuf = append(p.wbuf, mysql.AuthNativePassword...)
-		p.wbuf = append(p.wbuf, 0)
-		p.wbuf = append(p.wbuf, c.salt[:]...)
-		p.wbuf = append(p.wbuf, 0)
-		if err := p.endPacket(start); err != nil {
-			return err
-		}
-		if err := p.flush(); err != nil {
-			return err
-		}
-		data, err := p.readPacket()
-		if err != nil {
-			c.fatalBeforeAuth(err)
-			return err
-		}
-		auth = data
-	}
-	password, ok := c.srv.backend.Password(user)
-	if !ok || !checkNativePassword(c.salt[:], auth, password) {
-		using := "NO"
-		if len(auth) > 0 {
-			using = "YES"
-		}
-		_ = c.writeError(errno.NewStd(mysql.ErrAccessDenied, user, c.host, using))
-		_ = c.pkt.flush()
-		return fmt.Errorf("access denied for user %q", user)
-	}
-	return nil
-}
-
 // handleChangeUser implements COM_CHANGE_USER: authenticate again and
 // replace the session. A failure ends the connection, as the old identity
 // must not silently carry on.
@@ -417,28 +375,6 @@ func (c *conn) handleChangeUser(ctx context.Context, body []byte) error {
 	sess.SetConnectionID(c.id)
 	c.setSession(sess)
 	return c.writeOK()
-}
-
-// checkNativePassword verifies a mysql_native_password scramble:
-// resp = SHA1(password) XOR SHA1(salt + SHA1(SHA1(password))).
-func checkNativePassword(salt, resp []byte, password string) bool {
-	if password == "" {
-		return len(resp) == 0
-	}
-	if len(resp) != sha1.Size {
-		return false
-	}
-	h1 := sha1.Sum([]byte(password))
-	h2 := sha1.Sum(h1[:])
-	h := sha1.New()
-	h.Write(salt)
-	h.Write(h2[:])
-	var h3 [sha1.Size]byte
-	h.Sum(h3[:0])
-	for i := range h3 {
-		h3[i] ^= h1[i]
-	}
-	return subtle.ConstantTimeCompare(h3[:], resp) == 1
 }
 
 // scrambleNativePassword is the client side of mysql_native_password (used

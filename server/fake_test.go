@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/session"
+	"github.com/shoaldb/shoal/sql/privilege"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -22,14 +23,15 @@ type fakeBackend struct {
 	closed   atomic.Int64
 }
 
-func (b *fakeBackend) Password(user string) (string, bool) {
+func (b *fakeBackend) LookupAccount(user, host string) (session.LoginAccount, bool) {
 	switch user {
 	case "root":
-		return "", true
+		return session.LoginAccount{User: "root", Host: "%", Plugin: mysql.AuthNativePassword}, true
 	case "alice":
-		return "secret", true
+		return session.LoginAccount{User: "alice", Host: "%", Plugin: mysql.AuthNativePassword,
+			AuthString: privilege.HashPassword(mysql.AuthNativePassword, "secret")}, true
 	}
-	return "", false
+	return session.LoginAccount{}, false
 }
 
 func (b *fakeBackend) NewSession(ctx context.Context, user, host, db string) (Session, error) {

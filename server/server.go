@@ -60,6 +60,7 @@ type Server struct {
 	cancel context.CancelFunc
 
 	nextConnID atomic.Uint64
+	sha2       sha2Cache
 	questions  atomic.Uint64
 	// open counts accepted sockets still served, logged in or not.
 	open atomic.Int64

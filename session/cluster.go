@@ -104,6 +104,7 @@ func (b *Backend) sync(ctx context.Context, interval time.Duration, log *slog.Lo
 		}
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		_ = b.loadGlobals(lctx) // a failure is retried on the next tick
+		_ = b.privs.Reload(lctx)
 		cancel()
 	}
 }

@@ -53,6 +53,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	}
 	s.affected = 0
 	s.evalCtx.Params = params
+	if err := s.checkPrivileges(node); err != nil {
+		return nil, err
+	}
 	switch x := node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		for attempt := 0; ; attempt++ {
@@ -91,6 +94,11 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 			}
 			return nil, err
 		}
+	case *ast.CreateUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt,
+		*ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.SetDefaultRoleStmt:
+		return nil, s.runAccountStmt(ctx, node)
+	case *ast.SetRoleStmt:
+		return nil, s.setRole(x)
 	case ast.DDLNode:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
@@ -143,6 +151,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		}
 		return nil, nil
 	case *ast.FlushStmt:
+		if x.Tp == ast.FlushPrivileges {
+			return nil, s.b.privs.Reload(ctx)
+		}
 		return nil, nil
 	case *ast.KillStmt:
 		return nil, s.runKill(ctx, x)

@@ -35,6 +35,7 @@ import (
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/privilege"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -76,7 +77,8 @@ type Backend struct {
 	stopSync context.CancelFunc
 	syncDone chan struct{}
 
-	prepared preparedCounter // prepared statements open on this node
+	prepared preparedCounter  // prepared statements open on this node
+	privs    *privilege.Store // accounts and grants (privilege.go)
 
 	// brMu runs one BACKUP or RESTORE at a time on this node (as TiDB):
 	// they are heavy, and later ones queue (their Queue Time).
@@ -106,6 +108,9 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	if err := b.loadGlobals(ctx); err != nil {
 		return nil, fmt.Errorf("load global variables: %w", err)
 	}
+	if b.privs, err = privilege.Open(ctx, store, cfg.Password); err != nil {
+		return nil, fmt.Errorf("load accounts: %w", err)
+	}
 	if cfg.SchemaSyncInterval > 0 {
 		log := cfg.Logger
 		if log == nil {
@@ -128,14 +133,6 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-// Password returns the password of user.
-func (b *Backend) Password(user string) (string, bool) {
-	if user == "root" {
-		return b.cfg.Password, true
-	}
-	return "", false
-}
-
 // NewSession opens a session.
 func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, error) {
 	s := &Session{b: b, parser: parser.New(), user: user, host: host, vars: map[string]string{},
@@ -147,6 +144,9 @@ func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, 
 		return nil, err
 	}
 	s.initLimitVars()
+	if err := s.login(); err != nil {
+		return nil, err
+	}
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
 			return nil, err
@@ -166,6 +166,7 @@ type Session struct {
 	db     string
 	// transport: how the client is connected (TLS or not).
 	transport Transport
+	priv      sessionPrivs // the account, its active roles and merged grants (privilege.go)
 
 	vars     map[string]string // session values of system variables
 	userVars map[string]types.Datum
@@ -326,6 +327,9 @@ func (s *Session) txnMode() kv.TxnMode {
 
 // UseDB switches the current database.
 func (s *Session) UseDB(ctx context.Context, db string) error {
+	if err := s.checkUseDB(db); err != nil {
+		return err
+	}
 	d := s.b.catalog.InfoSchema().DB(db)
 	if d == nil && s.b.syncing {
 		// Look again whatever this reload reports: a concurrent one (another

@@ -244,6 +244,34 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 	case "query":
 		return run(h.ctx, h.cur, d.Input, true, d.HasArg("sort"))
 	case "session":
+		// session NAME [user=U host=H db=D]: switch to (or open) a session,
+		// logged in as U from client host H (default root, localhost, test;
+		// db=none connects without a database).
+		if len(d.CmdArgs) > 1 {
+			if _, open := h.sessions[d.CmdArgs[0].Key]; !open {
+				user, host, db := "root", "localhost", "test"
+				for _, a := range d.CmdArgs[1:] {
+					switch a.Key {
+					case "user":
+						user = a.Vals[0]
+					case "host":
+						host = a.Vals[0]
+					case "db":
+						db = a.Vals[0]
+					}
+				}
+				if db == "none" {
+					db = ""
+				}
+				s, err := h.backend.NewSession(h.ctx, user, host, db)
+				if err != nil {
+					return formatErr(err)
+				}
+				s.SetConnectionID(uint64(len(h.sessions) + 1))
+				h.sessions[d.CmdArgs[0].Key] = s
+				h.t.Cleanup(s.Close)
+			}
+		}
 		h.switchTo(d.CmdArgs[0].Key)
 		return ""
 	case "sleep":

@@ -66,6 +66,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return "", nil, err
 		}
+		if !s.privs().AnyOnTable(db, x.Table.Name.O) {
+			return "", nil, s.tableDenied(mysql.SelectPriv, x.Table.Name.O)
+		}
 		t := is.Table(db, x.Table.Name.O)
 		if t == nil {
 			return "", nil, errno.NewStd(mysql.ErrNoSuchTable, db, x.Table.Name.O)
@@ -81,7 +84,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if like(n) {
+			if like(n) && s.maySeeDB(n) {
 				rows = append(rows, types.Row{s2d(n)})
 			}
 		}
@@ -91,11 +94,14 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkUseDB(db); err != nil {
+			return nil, err
+		}
 		if is.DB(db) == nil {
 			return nil, errno.NewStd(mysql.ErrBadDB, db)
 		}
 		for _, t := range is.Tables(db) {
-			if like(t.Name) {
+			if like(t.Name) && s.privs().AnyOnTable(db, t.Name) {
 				r := types.Row{s2d(t.Name)}
 				if x.Full {
 					r = append(r, s2d("BASE TABLE"))
@@ -259,7 +265,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation",
 			"Checksum", "Create_options", "Comment"), rows: rows}, nil
 	case ast.ShowGrants:
-		return &staticResultSet{fields: stringFields("Grants for root@%"), rows: []types.Row{{s2d("GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION")}}}, nil
+		return s.showGrants(x)
 	case ast.ShowPlugins, ast.ShowTriggers, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowEvents, ast.ShowOpenTables, ast.ShowPrivileges:
 		return &staticResultSet{fields: stringFields("Name", "Status"), rows: nil}, nil
 	}

@@ -35,7 +35,7 @@ import (
 
 // prefixNodeVersion follows the meta prefixes of the catalog (m\x00..m\x03),
 // the session's globals (m\x04), the GC lease (m\x05) and the delete-range
-// queue (m\x06).
+// queue (m\x06); accounts and grants follow it (m\x08, sql/privilege).
 var prefixNodeVersion = kv.Key("m\x07sv")
 
 func nodeVersionKey(node string) kv.Key {

@@ -1146,7 +1146,7 @@ func init() {
 		"database":         {0, 0, evalSession(func(s SessionInfo) types.Datum { return nullIfEmpty(s.CurrentDB()) }), stringType, true},
 		"schema":           {0, 0, evalSession(func(s SessionInfo) types.Datum { return nullIfEmpty(s.CurrentDB()) }), stringType, true},
 		"user":             {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
-		"current_user":     {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
+		"current_user":     {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.CurrentUser()) }), stringType, true},
 		"session_user":     {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
 		"system_user":      {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewString(s.User()) }), stringType, true},
 		"connection_id":    {0, 0, evalSession(func(s SessionInfo) types.Datum { return types.NewUint(s.ConnectionID()) }), intType, true},

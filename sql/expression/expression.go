@@ -62,6 +62,8 @@ func (c *Context) Now() time.Time {
 type SessionInfo interface {
 	CurrentDB() string
 	User() string
+	// CurrentUser is the authenticated account, user@host-pattern.
+	CurrentUser() string
 	ConnectionID() uint64
 	LastInsertID() uint64
 	SysVar(name string) (types.Datum, bool)

@@ -1,0 +1,130 @@
+package privilege
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// Merged is what a session may do: its account's grants together with
+// those of its active roles (and the roles granted to those, transitively).
+// Immutable once built.
+type Merged struct {
+	Global  Privs
+	Dynamic map[string]bool
+	DB      map[string]Privs
+	Table   map[string]Privs
+	Column  map[string]Privs
+	// tablesOf: database -> whether any table or column grant lies in it;
+	// columnsOf: "db.table" -> whether any column grant lies in it.
+	tablesOf  map[string]bool
+	columnsOf map[string]bool
+}
+
+// Merge builds the privileges of account id with the active roles.
+func (s *Snapshot) Merge(id Ident, roles []Ident) *Merged {
+	m := &Merged{Dynamic: map[string]bool{}, DB: map[string]Privs{}, Table: map[string]Privs{},
+		Column: map[string]Privs{}, tablesOf: map[string]bool{}, columnsOf: map[string]bool{}}
+	seen := map[Ident]bool{}
+	var add func(a *Account, asRole bool)
+	add = func(a *Account, asRole bool) {
+		if a == nil || seen[a.Ident] {
+			return
+		}
+		seen[a.Ident] = true
+		m.Global |= a.Global
+		for k, v := range a.Dynamic {
+			m.Dynamic[k] = m.Dynamic[k] || v
+		}
+		for k, v := range a.DB {
+			m.DB[k] |= v
+		}
+		for k, v := range a.Table {
+			m.Table[k] |= v
+			m.tablesOf[k[:strings.IndexByte(k, '.')]] = true
+		}
+		for k, v := range a.Column {
+			m.Column[k] |= v
+			m.tablesOf[k[:strings.IndexByte(k, '.')]] = true
+			m.columnsOf[k[:strings.LastIndexByte(k, '.')]] = true
+		}
+		if asRole {
+			for _, r := range a.Roles {
+				add(s.Account(r), true)
+			}
+		}
+	}
+	acct := s.Account(id)
+	add(acct, false)
+	for _, r := range roles {
+		// An active role revoked meanwhile no longer counts.
+		if acct != nil && grantedRole(acct, r) {
+			add(s.Account(r), true)
+		}
+	}
+	return m
+}
+
+// Has reports whether p is held on db.table (table "" : on the database;
+// db "" : globally).
+func (m *Merged) Has(p mysql.PrivilegeType, db, table string) bool {
+	if m.Global.Has(p) {
+		return true
+	}
+	if db == "" {
+		return false
+	}
+	db = strings.ToLower(db)
+	if m.DB[db].Has(p) {
+		return true
+	}
+	return table != "" && m.Table[db+"."+strings.ToLower(table)].Has(p)
+}
+
+// HasColumn reports whether p is held on the column (at any level).
+func (m *Merged) HasColumn(p mysql.PrivilegeType, db, table, column string) bool {
+	if m.Has(p, db, table) {
+		return true
+	}
+	return m.Column[lowerKey(db, table, column)].Has(p)
+}
+
+// HasColumnsOf reports whether some column of db.table carries a grant.
+func (m *Merged) HasColumnsOf(db, table string) bool { return m.columnsOf[lowerKey(db, table)] }
+
+// HasDynamic reports whether the dynamic privilege name is held.
+func (m *Merged) HasDynamic(name string) bool {
+	_, ok := m.Dynamic[strings.ToUpper(name)]
+	return ok
+}
+
+// AnyOnDB reports whether any privilege (but GRANT OPTION) is held on db
+// or on something in it: what USE and SHOW DATABASES need.
+func (m *Merged) AnyOnDB(db string) bool {
+	const anyPriv = ^Privs(mysql.GrantPriv)
+	if m.Global&anyPriv&^Privs(mysql.UsagePriv) != 0 {
+		return true
+	}
+	db = strings.ToLower(db)
+	return m.DB[db]&anyPriv != 0 || m.tablesOf[db]
+}
+
+// AnyOnTable reports whether any privilege is held on db.table or one of
+// its columns: what SHOW TABLES and information_schema need.
+func (m *Merged) AnyOnTable(db, table string) bool {
+	const anyPriv = ^Privs(mysql.GrantPriv)
+	if m.Global&anyPriv != 0 {
+		return true
+	}
+	db = strings.ToLower(db)
+	return m.DB[db]&anyPriv != 0 || m.Table[lowerKey(db, table)]&anyPriv != 0 || m.columnsOf[lowerKey(db, table)]
+}
+
+func grantedRole(a *Account, r Ident) bool {
+	for _, g := range a.Roles {
+		if g == r {
+			return true
+		}
+	}
+	return false
+}
