@@ -136,7 +136,9 @@ type Target struct {
 	User     string `toml:"user" json:"user,omitempty"`
 	Password string `toml:"password" json:"-"`
 	// Restore is "backup" or "prepare" (default: backup for embedded and
-	// playground targets, prepare for the others).
+	// playground targets, which bench starts allowing their backup
+	// directory; prepare for the others: an external shoal must allow
+	// <work-dir>/<label>/backup with --backup-dirs to use backup).
 	Restore string `toml:"restore" json:"restore"`
 	// Globals, when set (even to []), replace the plan's globals for this
 	// target: a MariaDB has no tidb_* variables.

@@ -416,7 +416,13 @@ func binaryDurationDatum(v []byte) types.Datum {
 		return types.NewDuration(0, 0)
 	}
 	days := int64(uint32(v[1]) | uint32(v[2])<<8 | uint32(v[3])<<16 | uint32(v[4])<<24)
-	us := ((days*24+int64(v[5]))*3600 + int64(v[6])*60 + int64(v[7])) * 1000000
+	hours := days*24 + int64(v[5])
+	if hours > 838 {
+		// Out of range (and the microseconds could overflow int64).
+		var tmp [40]byte
+		return types.NewString(string(appendDurationText(tmp[:0], v)))
+	}
+	us := (hours*3600 + int64(v[6])*60 + int64(v[7])) * 1000000
 	fsp := 0
 	var micro int64
 	if len(v) >= 12 {

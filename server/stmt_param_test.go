@@ -32,6 +32,7 @@ func TestBinaryTemporalParamsOutOfRange(t *testing.T) {
 		{binaryTime(true, 100000, 0, 0, 0, 0), types.KindString, "-2400000:00:00"},
 		{binaryTime(false, 0, 1, 60, 0, 0), types.KindString, "01:60:00"},
 		{binaryTime(false, 0, 1, 0, 0, 1000000), types.KindString, "01:00:00.1000000"},
+		{binaryTime(true, 0xFFFFFFFF, 23, 59, 59, 999999), types.KindString, "-103079215103:59:59.999999"},
 	} {
 		d := binaryDurationDatum(tc.v)
 		if d.Kind() != tc.wantKind || d.String() != tc.want {

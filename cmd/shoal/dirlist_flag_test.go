@@ -25,6 +25,10 @@ func TestBackupDirsFlagAndConfig(t *testing.T) {
 	if err != nil || !slices.Equal(sq.Security.BackupDirs, []string{"/srv/a", "/srv/b"}) {
 		t.Fatalf("sql from file: %v %v", sq.Security.BackupDirs, err)
 	}
+	pg, err := playgroundFlags([]string{"--backup-dirs", "/srv/e"}, io.Discard)
+	if err != nil || !slices.Equal(pg.Security.BackupDirs, []string{"/srv/e"}) {
+		t.Fatalf("playground flag: %v %v", pg.Security.BackupDirs, err)
+	}
 	if def, err := serverFlags(nil, io.Discard); err != nil || len(def.Security.BackupDirs) != 0 {
 		t.Fatalf("default: %v %v", def.Security.BackupDirs, err)
 	}

@@ -435,7 +435,7 @@ func truncateChars(b []byte, n int, binary bool) []byte {
 }
 
 func intDatum(ft *types.FieldType, iv int64, uv uint64, neg bool) types.Datum {
-	if ft.IsUnsigned() {
+	if ft.IsUnsigned() || ft.Tp == mysql.TypeBit {
 		return types.NewUint(uv)
 	}
 	return types.NewInt(iv)

@@ -283,6 +283,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		} else if c.HasDefault && c.Default == nil && c.Type.NotNull() {
 			return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 		}
+		if err := checkColumnDefault(c); err != nil {
+			return err
+		}
 		t.Columns = append(t.Columns, c)
 	}
 	for _, cons := range x.Constraints {
@@ -736,6 +739,9 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
 					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
 				}
+			}
+			if err := checkColumnDefault(c); err != nil {
+				return nil, err
 			}
 			if c.Type.NotNull() && c.Default == nil {
 				def := zeroValue(c)

@@ -98,6 +98,16 @@ func checkDDLNames(stmt ast.DDLNode) error {
 				return err
 			}
 		}
+		// A view's column aliases name its columns: the column rules apply
+		// (64 characters, not the 256 of a SELECT alias), but an alias that
+		// is too long is 1166, as MySQL reports it.
+		if sel, ok := x.Select.(*ast.SelectStmt); ok && len(x.Cols) == 0 && sel.Fields != nil {
+			for _, f := range sel.Fields.Fields {
+				if a := f.AsName.O; a != "" && (utf8.RuneCountInString(a) > maxIdentChars || strings.HasSuffix(a, " ")) {
+					return errno.NewStd(mysql.ErrWrongColumnName, a)
+				}
+			}
+		}
 	case *ast.AlterTableStmt:
 		for _, spec := range x.Specs {
 			if err := checkTableName(spec.NewTable); err != nil {
