@@ -164,6 +164,9 @@ func TestLimitsIdleConnectionsUnderFDLimit(t *testing.T) {
 		}
 		freshLogin(t, s)
 	}
+	if !strings.Contains(s.LogTail(1<<20), "accept failed") {
+		t.Errorf("the server never ran out of descriptors (no 'accept failed' in its log): the test did not test")
+	}
 }
 
 func TestLimitsIdleConnectionsBeyondMaxConnections(t *testing.T) {
