@@ -63,9 +63,9 @@ func checkDepth(stmts []ast.StmtNode) error {
 // stack must be refused before it is parsed. maxTextDepth bounds a cheap
 // over-estimate of the nesting from the text (see textDepth); it is
 // several times maxStmtDepth because one syntax level takes up to ~3
-// counted tokens (NOT BETWEEN x AND y), so statements the AST check would
-// allow always pass it, while what it lets through stays shallow enough
-// for the parser's walk.
+// counted words or operator characters (NOT BETWEEN x AND y, <=>), so
+// statements the AST check would allow pass it, while what it lets through
+// stays shallow enough for the parser's walk.
 const maxTextDepth = 5 * maxStmtDepth
 
 // wordOperators are the keywords that add a level to an expression.
@@ -74,6 +74,16 @@ var wordOperators = map[string]bool{
 	"CASE": true, "WHEN": true, "THEN": true, "ELSE": true, "BETWEEN": true,
 	"LIKE": true, "REGEXP": true, "RLIKE": true, "IS": true, "IN": true,
 	"SELECT": true, "BINARY": true, "INTERVAL": true, "COLLATE": true,
+	"JOIN": true, "STRAIGHT_JOIN": true, "UNION": true, "EXCEPT": true, "INTERSECT": true,
+}
+
+// tableListWords start (true) or end (false) a list of tables, whose
+// commas join (FROM t1, t2, ... is a left-deep join tree).
+var tableListWords = map[string]bool{
+	"FROM": true, "UPDATE": true, "USING": true,
+	"WHERE": false, "SET": false, "GROUP": false, "HAVING": false, "ORDER": false,
+	"LIMIT": false, "WINDOW": false, "UNION": false, "EXCEPT": false, "INTERSECT": false,
+	"FOR": false, "LOCK": false, "INTO": false, "VALUES": false,
 }
 
 // textDepth over-estimates how deeply sql nests: at each parenthesis level
@@ -82,8 +92,9 @@ var wordOperators = map[string]bool{
 // literals, quoted identifiers and comments are skipped. It stops counting
 // once the estimate passes limit.
 func textDepth(sql string, limit int) int {
-	runs := []int{0}  // operators counted at each open parenthesis level
-	sum, best := 0, 0 // sum of runs plus open levels; its maximum
+	runs := []int{0}        // operators counted at each open parenthesis level
+	tables := []bool{false} // whether each level is in a list of tables
+	sum, best := 0, 0       // sum of runs plus open levels; its maximum
 	note := func() {
 		if sum > best {
 			best = sum
@@ -98,6 +109,10 @@ func textDepth(sql string, limit int) int {
 			for i < len(sql) && sql[i] != '\n' {
 				i++
 			}
+		case c == '/' && i+2 < len(sql) && sql[i+1] == '*' && (sql[i+2] == '!' || sql[i+2] == '+' || sql[i+2] == 'T'):
+			// Executable comments and hints hold SQL the parser reads:
+			// scan their contents (the closing */ counts once, harmlessly).
+			i += 3
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
 			end := strings.Index(sql[i+2:], "*/")
 			if end < 0 {
@@ -106,6 +121,7 @@ func textDepth(sql string, limit int) int {
 			i += end + 4
 		case c == '(':
 			runs = append(runs, 0)
+			tables = append(tables, false)
 			sum++
 			note()
 			i++
@@ -113,21 +129,27 @@ func textDepth(sql string, limit int) int {
 			if len(runs) > 1 {
 				sum -= runs[len(runs)-1] + 1
 				runs = runs[:len(runs)-1]
+				tables = tables[:len(tables)-1]
 			}
+			i++
+		case c == ',' && tables[len(tables)-1]:
+			// Tables listed with commas form a left-deep join tree.
+			runs[len(runs)-1]++
+			sum++
+			note()
 			i++
 		case c == ',' || c == ';':
 			top := len(runs) - 1
 			sum -= runs[top]
 			runs[top] = 0
 			if c == ';' {
-				runs, sum = runs[:1], 0
-				runs[0] = 0
+				runs, tables, sum = runs[:1], tables[:1], 0
+				runs[0], tables[0] = 0, false
 			}
 			i++
 		case strings.IndexByte("+-*/%=<>!&|^~", c) >= 0:
-			for i < len(sql) && strings.IndexByte("+-*/%=<>!&|^~", sql[i]) >= 0 {
-				i++
-			}
+			// Each character: a run of them can be as many unary operators.
+			i++
 			runs[len(runs)-1]++
 			sum++
 			note()
@@ -136,10 +158,16 @@ func textDepth(sql string, limit int) int {
 			for j < len(sql) && (sql[j] == '_' || sql[j] == '$' || sql[j] >= 0x80 || 'a' <= sql[j]|0x20 && sql[j]|0x20 <= 'z' || '0' <= sql[j] && sql[j] <= '9' || sql[j] == '.') {
 				j++
 			}
-			if j-i <= 8 && wordOperators[strings.ToUpper(sql[i:j])] {
-				runs[len(runs)-1]++
-				sum++
-				note()
+			if j-i <= 13 {
+				w := strings.ToUpper(sql[i:j])
+				if wordOperators[w] {
+					runs[len(runs)-1]++
+					sum++
+					note()
+				}
+				if t, ok := tableListWords[w]; ok {
+					tables[len(tables)-1] = t
+				}
 			}
 			i = j
 		default:

@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/shoaldb/shoal/session"
 )
 
 // deepShapes build statements nested n levels deep in the ways a client
@@ -23,6 +25,19 @@ var deepShapes = map[string]func(n int) string{
 	"subqueries": func(n int) string {
 		// About six syntax levels per subquery.
 		return strings.Repeat("SELECT (", n/6) + "SELECT 1" + strings.Repeat(")", n/6)
+	},
+}
+
+// deepOnlyShapes nest as deep but cannot run at 9000 levels (a 9000-way
+// join); only their refusal is checked.
+var deepOnlyShapes = map[string]func(n int) string{
+	"comma joins": func(n int) string { return "SELECT 1 FROM dual AS a" + strings.Repeat(", dual AS a", n) },
+	"join chain":  func(n int) string { return "SELECT 1 FROM t" + strings.Repeat(" JOIN t ON 1", n) },
+	"hidden in a comment": func(n int) string {
+		return "SELECT /*! 1" + strings.Repeat("+1", n) + " */"
+	},
+	"after ON": func(n int) string {
+		return "SELECT 1 FROM t JOIN t ON 1" + strings.Repeat(", t JOIN t ON 1", n/2)
 	},
 }
 
@@ -48,6 +63,21 @@ func TestDeepStatements(t *testing.T) {
 				t.Fatalf("9000 levels: %.200s", out)
 			}
 		})
+	}
+	for name, shape := range deepOnlyShapes {
+		deepShapes[name] = shape
+	}
+	for name, shape := range deepShapes {
+		// The parser recurses too: the text check must catch each shape.
+		if d := session.TextDepth(shape(200_000), session.MaxTextDepth); d <= session.MaxTextDepth {
+			t.Errorf("%s: the text estimate %d lets 200000 levels reach the parser", name, d)
+		}
+	}
+	for name, shape := range deepOnlyShapes {
+		out := run(h.ctx, h.cur, shape(200_000), true, false)
+		if !strings.HasPrefix(out, "error: 1436 HY000 Thread stack overrun") {
+			t.Fatalf("%s: %.200s", name, out)
+		}
 	}
 	// The session still serves.
 	if out := run(h.ctx, h.cur, "SELECT 1+1", true, false); !strings.Contains(out, "2") {

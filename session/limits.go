@@ -2,6 +2,7 @@ package session
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -45,17 +46,17 @@ func (s *Session) checkLimitVar(name, val string, global bool) (string, error) {
 	if !ok {
 		return val, nil
 	}
-	f, err := strconv.ParseFloat(val, 64)
+	n, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
-		return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
-	}
-	n := int64(f)
-	if f >= float64(r.max) {
-		n = r.max
+		if _, ferr := strconv.ParseFloat(val, 64); ferr == nil && !strings.ContainsAny(val, ".eE") {
+			n = r.max // an integer beyond int64
+		} else {
+			return "", errno.NewStd(mysql.ErrWrongTypeForVar, name)
+		}
 	}
 	clamped := max(r.min, min(n, r.max))
 	clamped -= clamped % r.block
-	if clamped != n || float64(n) != f {
+	if clamped != n || err != nil {
 		s.warnings = append(s.warnings, errno.NewStd(mysql.ErrTruncatedWrongValue, name, val))
 	}
 	return strconv.FormatInt(clamped, 10), nil

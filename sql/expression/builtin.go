@@ -596,41 +596,47 @@ func evalLike(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	return types.NewBool(likeMatch(s, p, escape)), nil
 }
 
+// likeMatch matches s against a LIKE pattern without recursion: a pattern
+// is client data (up to max_allowed_packet), so neither its length nor its
+// number of '%' may decide the stack depth. On a mismatch it backtracks to
+// the last '%' only, which suffices (an earlier '%' could only absorb less),
+// so the cost is at most len(s)*len(p).
 func likeMatch(s, p []byte, esc byte) bool {
-	for len(p) > 0 {
-		c := p[0]
-		switch {
-		case c == esc && len(p) > 1:
-			if len(s) == 0 || s[0] != p[1] {
-				return false
-			}
-			s, p = s[1:], p[2:]
-		case c == '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
-			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeMatch(s[i:], p, esc) {
+	si, pi := 0, 0
+	lastPct, resume := -1, 0 // pattern index after the last '%', and where s resumes
+	for si < len(s) {
+		if pi < len(p) {
+			c := p[pi]
+			switch {
+			case c == '%':
+				for pi < len(p) && p[pi] == '%' {
+					pi++
+				}
+				if pi == len(p) {
 					return true
 				}
+				lastPct, resume = pi, si
+				continue
+			case c == esc && pi+1 < len(p):
+				if s[si] == p[pi+1] {
+					si, pi = si+1, pi+2
+					continue
+				}
+			case c == '_' || s[si] == c:
+				si, pi = si+1, pi+1
+				continue
 			}
-			return false
-		case c == '_':
-			if len(s) == 0 {
-				return false
-			}
-			s, p = s[1:], p[1:]
-		default:
-			if len(s) == 0 || s[0] != c {
-				return false
-			}
-			s, p = s[1:], p[1:]
 		}
+		if lastPct < 0 {
+			return false
+		}
+		resume++
+		si, pi = resume, lastPct
 	}
-	return len(s) == 0
+	for pi < len(p) && p[pi] == '%' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 func toStr(d types.Datum) []byte {

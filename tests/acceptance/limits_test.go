@@ -164,6 +164,9 @@ func TestLimitsIdleConnectionsUnderFDLimit(t *testing.T) {
 		}
 		freshLogin(t, s)
 	}
+	if !strings.Contains(s.LogTail(1<<20), "accept failed") {
+		t.Errorf("the server never ran out of descriptors (no 'accept failed' in its log): the test did not test")
+	}
 }
 
 func TestLimitsIdleConnectionsBeyondMaxConnections(t *testing.T) {
@@ -322,4 +325,43 @@ func TestLimitsMaxAllowedPacket(t *testing.T) {
 		t.Fatalf("5000-byte query: %v", err)
 	}
 	freshLogin(t, s)
+}
+
+func TestLimitsMaxPreparedStmtCount(t *testing.T) {
+	s := startLimitsServer(t, testserver.ShoalOptions{})
+	db, err := s.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("SET GLOBAL max_prepared_stmt_count = 2"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var stmts []*sql.Stmt
+	for i := range 2 {
+		st, err := conn.PrepareContext(context.Background(), fmt.Sprintf("SELECT %d", i))
+		if err != nil {
+			t.Fatalf("statement %d: %v", i+1, err)
+		}
+		stmts = append(stmts, st)
+	}
+	// COM_STMT_PREPARE and PREPARE alike, counted over the server.
+	_, err = conn.PrepareContext(context.Background(), "SELECT 3")
+	if me := sqlErr(err); me == nil || me.Number != 1461 || me.Message != "Can't create more than max_prepared_stmt_count statements (current value: 2)" {
+		t.Fatalf("third COM_STMT_PREPARE: %v", err)
+	}
+	_, err = db.Exec("PREPARE p FROM 'SELECT 4'")
+	if me := sqlErr(err); me == nil || me.Number != 1461 {
+		t.Fatalf("PREPARE: %v", err)
+	}
+	stmts[0].Close()
+	if _, err := conn.ExecContext(context.Background(), "PREPARE p FROM 'SELECT 4'"); err != nil {
+		t.Fatalf("PREPARE after a close: %v", err)
+	}
+	stmts[1].Close()
 }
