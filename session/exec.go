@@ -457,6 +457,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 			return err
 		}
 		if v.IsGlobal {
+			if err := s.b.checkTransportSetting(name, norm); err != nil {
+				return err
+			}
 			if err := s.b.persistGlobal(ctx, name, norm); err != nil {
 				return toSQLError(err)
 			}

@@ -38,6 +38,20 @@ func errSecureTransportRequired() error {
 	return errno.New(codeSecureTransportRequired, "Connections using insecure transport are prohibited while --require_secure_transport=ON.")
 }
 
+// codeNoSecureTransportsConfigured is MySQL's
+// ER_NO_SECURE_TRANSPORTS_CONFIGURED.
+const codeNoSecureTransportsConfigured = 3160
+
+// checkTransportSetting refuses SET GLOBAL require_secure_transport = ON on
+// a node that offers no TLS (it would lock every client out), as MySQL.
+func (b *Backend) checkTransportSetting(name, val string) error {
+	if name == "require_secure_transport" && val == "1" && !b.cfg.SSL.Enabled {
+		return errno.New(codeNoSecureTransportsConfigured,
+			"No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+	}
+	return nil
+}
+
 // checkTransport refuses an insecure connection while the global
 // require_secure_transport is ON.
 func (b *Backend) checkTransport(t Transport) error {
