@@ -54,6 +54,7 @@ type Server struct {
 	cancel context.CancelFunc
 
 	nextConnID atomic.Uint64
+	connIDBase uint64
 	questions  atomic.Uint64
 
 	mu        sync.Mutex
@@ -98,6 +99,10 @@ func New(cfg Config, b Backend) *Server {
 		SetProcessManager(session.ProcessManager)
 	}); ok {
 		pm.SetProcessManager(srv)
+	}
+	// In a cluster connection ids carry the node's server id (global kill).
+	if ib, ok := b.(interface{ ConnectionIDBase() uint64 }); ok {
+		srv.connIDBase = ib.ConnectionIDBase()
 	}
 	return srv
 }
@@ -148,7 +153,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := newConn(s, nc, s.nextConnID.Add(1))
+		c := newConn(s, nc, s.connIDBase|s.nextConnID.Add(1))
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

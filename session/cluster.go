@@ -103,7 +103,8 @@ func (b *Backend) sync(ctx context.Context, interval time.Duration, log *slog.Lo
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = b.loadGlobals(lctx) // a failure is retried on the next tick
+		_ = b.loadGlobals(lctx)      // a failure is retried on the next tick
+		_ = b.takeKillRequests(lctx) // likewise
 		cancel()
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -74,8 +75,11 @@ type Backend struct {
 	// they are heavy, and later ones queue (their Queue Time).
 	brMu sync.Mutex
 
-	// processes are the protocol layer's connections (SetProcessManager).
-	processes ProcessManager
+	// processes are the protocol layer's connections (SetProcessManager;
+	// read by the sync loop too).
+	processes atomic.Pointer[ProcessManager]
+	// serverID is this node's id in a cluster (globalkill.go); 0 alone.
+	serverID uint64
 }
 
 // NewBackend opens the catalog on store and bootstraps the default
@@ -109,6 +113,9 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 		// commits only once it holds a schema lease.
 		if err := cat.Register(ctx); err != nil {
 			return nil, err
+		}
+		if b.serverID, err = b.allocServerID(ctx); err != nil {
+			return nil, fmt.Errorf("allocate a server id: %w", err)
 		}
 		sctx, cancel := context.WithCancel(context.Background())
 		b.stopSync, b.syncDone = cancel, make(chan struct{})
