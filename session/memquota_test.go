@@ -67,6 +67,7 @@ func TestMemQuotaSortSpills(t *testing.T) {
 	queries := []string{
 		"SELECT id, k, s, d, dt, tm FROM m ORDER BY k, d DESC",
 		"SELECT id, k FROM m ORDER BY k DESC, id LIMIT 100, 50",
+		"SELECT id, k, s FROM m ORDER BY k, s DESC LIMIT 10, 2500", // a top-N that spills
 		"SELECT id, k, CONCAT(dt, ' ', tm, ' ', d) FROM m ORDER BY s DESC",
 	}
 	for _, q := range queries {
