@@ -203,13 +203,17 @@ func TestStoppingWork(t *testing.T) {
 			t.Fatalf("spilled sort ended at %d: %v", want, err)
 		}
 		rows.Close()
-		// Hash aggregation cannot spill: 8175.
-		if _, err := b.exec("SELECT id, COUNT(*) FROM t GROUP BY id"); errNum(err) != 8175 {
-			t.Fatalf("aggregation over the quota: %v, want 8175", err)
+		// Hash aggregation spills too.
+		if n := b.mustInt("SELECT COUNT(*) FROM (SELECT id, COUNT(*) FROM t GROUP BY id) x"); n != killRows {
+			t.Fatalf("spilled aggregation: %d groups", n)
+		}
+		// A hash join's build side cannot spill: 8175.
+		if _, err := b.exec("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); errNum(err) != 8175 {
+			t.Fatalf("join over the quota: %v, want 8175", err)
 		}
 		b.mustExec("SET tidb_mem_quota_query = DEFAULT")
-		if n := b.mustInt("SELECT COUNT(*) FROM (SELECT id, COUNT(*) FROM t GROUP BY id) x"); n != killRows {
-			t.Fatalf("aggregation within the quota: %d groups", n)
+		if n := b.mustInt("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); n != killRows {
+			t.Fatalf("join within the quota: %d rows", n)
 		}
 	})
 
