@@ -533,9 +533,15 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 		info, hasInfo = c.stmtText(body)
 	}
 	cctx, cancel := c.beginCommand(ctx, cmd, info, hasInfo)
-	c.watch.start(cancel)
+	// Only statements are watched: other commands may read from the
+	// client themselves (COM_CHANGE_USER's auth switch).
+	if hasInfo {
+		c.watch.start(cancel)
+	}
 	err := c.runCommand(cctx, cmd, body, info)
-	c.watch.stop()
+	if hasInfo {
+		c.watch.stop()
+	}
 	if c.endCommand() && err == nil {
 		return errQuit // KILL CONNECTION
 	}
