@@ -67,3 +67,8 @@ func (s *Session) memQuota() int64 {
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n
 }
+
+// uninterrupted is the context of a commit: as in MySQL, KILL and
+// max_execution_time do not stop a commit once it started (a commit cut
+// between its phases could only report an undetermined outcome).
+func uninterrupted(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -479,7 +479,7 @@ func (s *Session) commitTxn(ctx context.Context) error {
 	if txn == nil {
 		return nil
 	}
-	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) }); err != nil {
+	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) }); err != nil {
 		if !errors.Is(err, kv.ErrResultUndetermined) {
 			_ = txn.Rollback()
 		}
