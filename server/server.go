@@ -61,6 +61,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 	byID      map[uint64]*conn // authenticated connections (process.go)
+	watching  bool             // the disconnect watchdog runs (idle.go)
 	closed    bool
 	addr      net.Addr
 	wg        sync.WaitGroup
@@ -128,6 +129,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.listeners[ln] = struct{}{}
 	if s.addr == nil {
 		s.addr = ln.Addr()
+	}
+	if !s.watching {
+		s.watching = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchdog()
+		}()
 	}
 	s.mu.Unlock()
 	defer func() {

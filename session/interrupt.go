@@ -37,11 +37,12 @@ func (s *Session) maxExecutionTime(node ast.StmtNode) time.Duration {
 }
 
 // withMaxExecutionTime bounds a SELECT's context by maxExecutionTime; the
-// returned release ends the bound (when the result set closes).
+// returned release (nil when there is no bound) ends the bound when the
+// result set closes.
 func (s *Session) withMaxExecutionTime(ctx context.Context, node ast.StmtNode) (context.Context, context.CancelFunc) {
 	d := s.maxExecutionTime(node)
 	if d <= 0 {
-		return ctx, func() {}
+		return ctx, nil
 	}
 	return context.WithTimeoutCause(ctx, d, errMaxExecTime)
 }

@@ -141,6 +141,7 @@ func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, 
 		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
 	s.evalCtx.Session = s
 	s.evalCtx.Vars = s.readVar
+	s.processListFn = func() []types.Row { return s.processRows(false) }
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
 			return nil, err
@@ -182,6 +183,10 @@ type Session struct {
 
 	evalCtx expression.Context
 	mu      sync.Mutex // guards Close against a running statement's cleanup
+
+	// processListFn is information_schema.PROCESSLIST's rows (made once:
+	// a method value allocates).
+	processListFn func() []types.Row
 }
 
 type stmtOutcome struct {
@@ -441,7 +446,7 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.ResetStatement()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
-		ProcessList: func() []types.Row { return s.processRows(false) },
+		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
