@@ -457,3 +457,28 @@ func TestGlobalKill(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestSleepArguments(t *testing.T) {
+	_, dsn := startKillServer(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := killConn(t, db)
+	for _, q := range []string{"SELECT SLEEP(-1)", "SELECT SLEEP(NULL)"} {
+		if _, err := c.ExecContext(context.Background(), q); mysqlErrNum(err) != 1210 {
+			t.Fatalf("strict %s: %v, want 1210", q, err)
+		}
+	}
+	mustExec(t, c, "SET sql_mode = ''")
+	if got := queryStrings(t, c, "SELECT SLEEP(-1)"); len(got) != 1 || got[0] != "0" {
+		t.Fatalf("non-strict SLEEP(-1) = %v", got)
+	}
+	if got := queryStrings(t, c, "SHOW WARNINGS"); len(got) != 1 || got[0] != "Warning|1210|Incorrect arguments to sleep" {
+		t.Fatalf("warnings %v", got)
+	}
+	if got := queryStrings(t, c, "SELECT SLEEP(0.01)"); got[0] != "0" {
+		t.Fatalf("SLEEP(0.01) = %v", got)
+	}
+}

@@ -444,8 +444,10 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.StmtTime = time.Now()
 	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
+	strict := s.strictMode()
+	s.evalCtx.Strict = strict
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
-		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
+		Stmt: stmt, StrictMode: strict, LockWait: s.lockWait(),
 		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
 	s.evalCtx.Subquery = ec.RunSubquery
