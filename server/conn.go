@@ -44,10 +44,11 @@ type conn struct {
 	// hostPort is the client's address as SHOW PROCESSLIST shows it.
 	hostPort string
 	proc     processState
-	// watch cancels a long command whose client went away (idle.go).
-	watch disconnectWatch
-	// idleDeadline: a wait_timeout read deadline is set.
+	// idleDeadline: a wait_timeout read deadline (idleFor, set at
+	// idleArmed) is set.
 	idleDeadline bool
+	idleFor      time.Duration
+	idleArmed    time.Time
 	// cmdCtx is the running command's context (process.go).
 	cmdCtx    context.Context
 	cmdCancel context.CancelCauseFunc
@@ -79,7 +80,6 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		stmts:    make(map[uint32]*stmt),
 		rows:     make([]types.Row, 0, 128),
 	}
-	c.watch.c = c
 	return c
 }
 
@@ -486,10 +486,11 @@ func (c *conn) dispatch(ctx context.Context, data []byte) error {
 	case mysql.ComStmtExecute:
 		info, hasInfo = c.stmtText(body)
 	}
-	cctx, cancel := c.beginCommand(ctx, cmd, info, hasInfo)
-	c.watch.start(cancel)
+	// Only statements (hasInfo) are watched for a disconnect (idle.go):
+	// other commands may read from the client themselves (COM_CHANGE_USER's
+	// auth switch).
+	cctx, _ := c.beginCommand(ctx, cmd, info, hasInfo)
 	err := c.runCommand(cctx, cmd, body, info)
-	c.watch.stop()
 	if c.endCommand() && err == nil {
 		return errQuit // KILL CONNECTION
 	}

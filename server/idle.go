@@ -1,10 +1,8 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/shoaldb/shoal/errno"
@@ -27,8 +25,15 @@ func errClientInteractionTimeout() *errno.SQLError {
 func (c *conn) armIdleTimeout() {
 	if it, ok := c.sess.(idleTimeouter); ok {
 		if d := it.IdleTimeout(); d > 0 {
-			_ = c.nc.SetReadDeadline(time.Now().Add(d))
-			c.idleDeadline = true
+			now := time.Now()
+			// A deadline armed a moment ago for the same timeout stands
+			// (it is at most a hundredth of the timeout, and at most a
+			// second, early): moving it costs every command.
+			if c.idleDeadline && d == c.idleFor && now.Sub(c.idleArmed) < min(d/100, time.Second) {
+				return
+			}
+			_ = c.nc.SetReadDeadline(now.Add(d))
+			c.idleDeadline, c.idleFor, c.idleArmed = true, d, now
 			return
 		}
 	}
@@ -44,76 +49,68 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// disconnectAfter is how long a command runs before the connection starts
-// watching its socket for the client going away: short commands (the hot
-// path) never pay for the watch.
+// disconnectAfter is how long a statement runs before its connection
+// starts watching its socket for the client going away: short statements
+// (the hot path) never pay for the watch.
 const disconnectAfter = 50 * time.Millisecond
 
 // errClientGone is the cause a statement's context carries when its client
 // closed the connection.
 var errClientGone = errors.New("server: client closed the connection")
 
-// disconnectWatch cancels a running command when its client closes the
-// connection: once the command has run disconnectAfter, a timer goroutine
-// peeks at the socket (the client sends nothing while it waits for a
-// response, so a read returns only at EOF, on a pipelined command, or when
-// the command ends and stops the watch by a read deadline). Peeking leaves
-// any bytes read in the packet reader's buffer.
-type disconnectWatch struct {
-	c       *conn
-	timer   *time.Timer
-	mu      sync.Mutex
-	cancel  context.CancelCauseFunc // set while a command runs
-	running bool                    // the peek is under way
-	done    chan struct{}           // closed when the peek returns
-}
-
-func (w *disconnectWatch) start(cancel context.CancelCauseFunc) {
-	w.mu.Lock()
-	w.cancel = cancel
-	w.mu.Unlock()
-	if w.timer == nil {
-		w.timer = time.AfterFunc(disconnectAfter, w.watch)
-	} else {
-		w.timer.Reset(disconnectAfter)
+// watchdog starts the disconnect watch of every statement that has run
+// disconnectAfter, until the server closes. The watch peeks at the socket
+// (the client sends nothing while it waits for a response, so the read
+// returns only at EOF, on a pipelined command, or when the statement ends
+// and stops the watch with a read deadline); peeking leaves any bytes read
+// in the packet reader's buffer.
+func (s *Server) watchdog() {
+	t := time.NewTicker(disconnectAfter / 2)
+	defer t.Stop()
+	var conns []*conn
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			conns = conns[:0]
+			for _, c := range s.byID {
+				conns = append(conns, c)
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.maybeWatch(now)
+			}
+		}
 	}
 }
 
-func (w *disconnectWatch) watch() {
-	w.mu.Lock()
-	cancel := w.cancel
-	if cancel == nil {
-		w.mu.Unlock()
+func (c *conn) maybeWatch(now time.Time) {
+	p := &c.proc
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancel == nil || !p.hasInfo || p.watchDone != nil || now.Sub(p.since) < disconnectAfter {
 		return
 	}
-	w.running, w.done = true, make(chan struct{})
-	done := w.done
-	// No wait_timeout while a command runs; stop sets a deadline only
-	// after this (it takes mu and sees running).
-	_ = w.c.nc.SetReadDeadline(time.Time{})
-	w.mu.Unlock()
-	defer close(done)
-	_, err := w.c.pkt.br.Peek(1)
-	if err != nil && !isTimeout(err) {
-		cancel(errClientGone)
-	}
+	done, cancel := make(chan struct{}), p.cancel
+	p.watchDone = done
+	// No wait_timeout while a statement runs; endCommand sets its deadline
+	// only after this (it takes p.mu and sees watchDone).
+	_ = c.nc.SetReadDeadline(time.Time{})
+	go func() {
+		defer close(done)
+		if _, err := c.pkt.br.Peek(1); err != nil && !isTimeout(err) {
+			cancel(errClientGone)
+		}
+	}()
 }
 
-// stop ends the watch before the connection reads its next command.
-func (w *disconnectWatch) stop() {
-	if w.timer == nil {
-		return
-	}
-	w.timer.Stop()
-	w.mu.Lock()
-	w.cancel = nil
-	running, done := w.running, w.done
-	w.running, w.done = false, nil
-	w.mu.Unlock()
-	if running {
-		_ = w.c.nc.SetReadDeadline(time.Now())
-		<-done
-		_ = w.c.nc.SetReadDeadline(time.Time{})
-		w.c.idleDeadline = false
-	}
+// stopWatch ends a statement's disconnect watch, if one started, before
+// the connection reads its next command.
+func (c *conn) stopWatch(done chan struct{}) {
+	_ = c.nc.SetReadDeadline(time.Now())
+	<-done
+	_ = c.nc.SetReadDeadline(time.Time{})
+	c.idleDeadline = false
 }

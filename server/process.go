@@ -24,6 +24,9 @@ type processState struct {
 	db      string
 	cancel  context.CancelCauseFunc // nil between commands
 	killed  bool                    // KILL CONNECTION: end after the command
+	// watchDone is closed when the running statement's disconnect watch
+	// ends; nil while none runs (idle.go).
+	watchDone chan struct{}
 }
 
 // errInterrupted is the cause a killed statement's context carries.
@@ -58,7 +61,12 @@ func (c *conn) endCommand() (killed bool) {
 	p.mu.Lock()
 	p.command, p.since, p.info, p.hasInfo, p.cancel, p.db = mysql.ComSleep, time.Now(), "", false, nil, db
 	killed = p.killed
+	watchDone := p.watchDone
+	p.watchDone = nil
 	p.mu.Unlock()
+	if watchDone != nil {
+		c.stopWatch(watchDone)
+	}
 	return killed
 }
 

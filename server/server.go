@@ -61,6 +61,7 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	sha2       sha2Cache
+	connIDBase uint64
 	questions  atomic.Uint64
 	// open counts accepted sockets still served, logged in or not.
 	open atomic.Int64
@@ -69,6 +70,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 	byID      map[uint64]*conn // authenticated connections (process.go)
+	watching  bool             // the disconnect watchdog runs (idle.go)
 	closed    bool
 	addr      net.Addr
 	wg        sync.WaitGroup
@@ -111,6 +113,10 @@ func New(cfg Config, b Backend) *Server {
 	}); ok {
 		pm.SetProcessManager(srv)
 	}
+	// In a cluster connection ids carry the node's server id (global kill).
+	if ib, ok := b.(interface{ ConnectionIDBase() uint64 }); ok {
+		srv.connIDBase = ib.ConnectionIDBase()
+	}
 	return srv
 }
 
@@ -136,6 +142,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.listeners[ln] = struct{}{}
 	if s.addr == nil {
 		s.addr = ln.Addr()
+	}
+	if !s.watching {
+		s.watching = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchdog()
+		}()
 	}
 	s.mu.Unlock()
 	defer func() {
@@ -169,7 +183,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			go refuseConnection(nc)
 			continue
 		}
-		c := newConn(s, nc, s.nextConnID.Add(1))
+		c := newConn(s, nc, s.connIDBase|s.nextConnID.Add(1))
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

@@ -103,8 +103,9 @@ func (b *Backend) sync(ctx context.Context, interval time.Duration, log *slog.Lo
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = b.loadGlobals(lctx) // a failure is retried on the next tick
-		_ = b.privs.Reload(lctx)
+		_ = b.loadGlobals(lctx)      // a failure is retried on the next tick
+		_ = b.privs.Reload(lctx)     // likewise
+		_ = b.takeKillRequests(lctx) // likewise
 		cancel()
 	}
 }

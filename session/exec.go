@@ -386,7 +386,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 			if t := writtenTable(plan); t != nil {
 				tables[t.ID] = t
 			}
-			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) })
+			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) })
 			if err == nil {
 				s.statementDone(ec)
 				return nil

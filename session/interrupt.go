@@ -37,11 +37,12 @@ func (s *Session) maxExecutionTime(node ast.StmtNode) time.Duration {
 }
 
 // withMaxExecutionTime bounds a SELECT's context by maxExecutionTime; the
-// returned release ends the bound (when the result set closes).
+// returned release (nil when there is no bound) ends the bound when the
+// result set closes.
 func (s *Session) withMaxExecutionTime(ctx context.Context, node ast.StmtNode) (context.Context, context.CancelFunc) {
 	d := s.maxExecutionTime(node)
 	if d <= 0 {
-		return ctx, func() {}
+		return ctx, nil
 	}
 	return context.WithTimeoutCause(ctx, d, errMaxExecTime)
 }
@@ -67,3 +68,8 @@ func (s *Session) memQuota() int64 {
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n
 }
+
+// uninterrupted is the context of a commit: as in MySQL, KILL and
+// max_execution_time do not stop a commit once it started (a commit cut
+// between its phases could only report an undetermined outcome).
+func uninterrupted(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -382,3 +382,103 @@ func TestClientDisconnectStopsStatement(t *testing.T) {
 	<-done
 	waitGone(t, a, idB, 10*time.Second)
 }
+
+// TestGlobalKill: two SQL nodes share a store; KILL on one reaches a
+// connection of the other (its id carries the other node's server id).
+func TestGlobalKill(t *testing.T) {
+	store, err := embedded.Open(t.TempDir(), embedded.Options{NoSync: true, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	var dsns []string
+	for range 2 {
+		b, err := session.NewBackend(store, session.Config{SchemaSyncInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := server.New(server.Config{}, b)
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		dsns = append(dsns, "root@tcp("+ln.Addr().String()+")/test")
+	}
+	db1, err := sql.Open("mysql", dsns[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db1.Close()
+	db2, err := sql.Open("mysql", dsns[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	a, b, watcher := killConn(t, db1), killConn(t, db2), killConn(t, db2)
+	idA, idB := connID(t, a), connID(t, b)
+	if idA>>32 == 0 || idB>>32 == 0 || idA>>32 == idB>>32 {
+		t.Fatalf("connection ids %#x and %#x do not carry distinct server ids", idA, idB)
+	}
+	fillKillTable(t, a, 500)
+
+	// KILL QUERY across nodes.
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(context.Background(), "SELECT SLEEP(0.05) FROM t")
+		done <- err
+	}()
+	waitForCommand(t, watcher, idB, "Query") // listed on its own node only
+	mustExec(t, a, fmt.Sprintf("KILL QUERY %d", idB))
+	select {
+	case err := <-done:
+		if mysqlErrNum(err) != 1317 {
+			t.Fatalf("remote KILL QUERY: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("remote KILL QUERY did not stop the query")
+	}
+	if got := connID(t, b); got != idB {
+		t.Fatalf("session after remote KILL QUERY: %d", got)
+	}
+
+	// KILL CONNECTION across nodes.
+	mustExec(t, a, fmt.Sprintf("KILL %d", idB))
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := b.ExecContext(context.Background(), "SELECT 1"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("remote KILL CONNECTION did not end the connection")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSleepArguments(t *testing.T) {
+	_, dsn := startKillServer(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := killConn(t, db)
+	for _, q := range []string{"SELECT SLEEP(-1)", "SELECT SLEEP(NULL)"} {
+		if _, err := c.ExecContext(context.Background(), q); mysqlErrNum(err) != 1210 {
+			t.Fatalf("strict %s: %v, want 1210", q, err)
+		}
+	}
+	mustExec(t, c, "SET sql_mode = ''")
+	if got := queryStrings(t, c, "SELECT SLEEP(-1)"); len(got) != 1 || got[0] != "0" {
+		t.Fatalf("non-strict SLEEP(-1) = %v", got)
+	}
+	if got := queryStrings(t, c, "SHOW WARNINGS"); len(got) != 1 || got[0] != "Warning|1210|Incorrect arguments to sleep" {
+		t.Fatalf("warnings %v", got)
+	}
+	if got := queryStrings(t, c, "SELECT SLEEP(0.01)"); got[0] != "0" {
+		t.Fatalf("SLEEP(0.01) = %v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,7 @@ func TestMemQuotaSortSpills(t *testing.T) {
 	queries := []string{
 		"SELECT id, k, s, d, dt, tm FROM m ORDER BY k, d DESC",
 		"SELECT id, k FROM m ORDER BY k DESC, id LIMIT 100, 50",
+		"SELECT id, k, s FROM m ORDER BY k, s DESC LIMIT 10, 2500", // a top-N that spills
 		"SELECT id, k, CONCAT(dt, ' ', tm, ' ', d) FROM m ORDER BY s DESC",
 	}
 	for _, q := range queries {
@@ -83,12 +85,31 @@ func TestMemQuotaSortSpills(t *testing.T) {
 			}
 		}
 	}
-	// What cannot spill fails with 8175: hash aggregation, hash join.
-	mustExec(t, c, "SET tidb_mem_quota_query = 65536")
+	// Hash aggregation spills its rows by group-key partition: the same
+	// groups come back (in another order, which GROUP BY does not fix).
 	for _, q := range []string{
-		"SELECT s, COUNT(*) FROM m GROUP BY s",
-		"SELECT COUNT(*) FROM m a JOIN m b ON a.s = b.s",
+		"SELECT s, COUNT(*), SUM(d), MIN(dt), MAX(tm) FROM m GROUP BY s",
+		"SELECT k, COUNT(*), SUM(d), GROUP_CONCAT(id ORDER BY id) FROM m GROUP BY k",
+		"SELECT id DIV 2, COUNT(*), AVG(d) FROM m GROUP BY id DIV 2",
 	} {
+		mustExec(t, c, "SET tidb_mem_quota_query = DEFAULT")
+		want := queryStrings(t, c, q)
+		mustExec(t, c, "SET tidb_mem_quota_query = 262144") // some hundred groups
+		got := queryStrings(t, c, q)
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: spilled aggregation differs (%d groups, %d in memory)", q, len(got), len(want))
+		}
+	}
+	// What cannot spill fails with 8175: a hash join's build side; an
+	// aggregation whose spilled partition alone is over the quota.
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM m a JOIN m b ON a.s = b.s",
+		// 3000 groups of ~1 KB: a partition holds ~45 KB.
+		"SELECT s, COUNT(*), SUM(d), MIN(dt), MAX(tm) FROM m GROUP BY s",
+	} {
+		mustExec(t, c, "SET tidb_mem_quota_query = 36000")
 		_, err := c.ExecContext(context.Background(), q)
 		if mysqlErrNum(err) != 8175 || !strings.Contains(err.Error(), "tidb_mem_quota_query") {
 			t.Fatalf("%s: %v, want 8175", q, err)

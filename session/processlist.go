@@ -34,7 +34,15 @@ type ProcessManager interface {
 }
 
 // SetProcessManager hands the backend its protocol layer's connections.
-func (b *Backend) SetProcessManager(pm ProcessManager) { b.processes = pm }
+func (b *Backend) SetProcessManager(pm ProcessManager) { b.processes.Store(&pm) }
+
+// processManager is the protocol layer's connections, or nil.
+func (b *Backend) processManager() ProcessManager {
+	if p := b.processes.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // CanSeeAllProcesses and CanKillAnyProcess are the privilege seams of SHOW
 // PROCESSLIST (PROCESS) and KILL (CONNECTION_ADMIN or SUPER). Until
@@ -53,8 +61,8 @@ const infoTruncation = 100
 // tests) it is this session alone.
 func (s *Session) processes() []Process {
 	var all []Process
-	if s.b.processes != nil {
-		all = s.b.processes.Processes()
+	if pm := s.b.processManager(); pm != nil {
+		all = pm.Processes()
 	} else {
 		db := s.db
 		all = []Process{{ID: s.connID, User: s.user, Host: s.host, DB: db, Command: "Query", State: "executing"}}
@@ -121,17 +129,20 @@ func (s *Session) runKill(ctx context.Context, x *ast.KillStmt) error {
 		}
 		id = uint64(n)
 	}
-	return s.kill(id, x.Query)
+	return s.kill(ctx, id, x.Query)
 }
 
 // kill interrupts or ends connection id on behalf of this session (also
 // COM_PROCESS_KILL).
-func (s *Session) kill(id uint64, query bool) error {
-	if s.b.processes == nil {
+func (s *Session) kill(ctx context.Context, id uint64, query bool) error {
+	if s.b.serverID != 0 && id>>connIDShift != s.b.serverID && id>>connIDShift != 0 {
+		return s.remoteKill(ctx, id, query)
+	}
+	if s.b.processManager() == nil {
 		return errno.NewStd(mysql.ErrNoSuchThread, id)
 	}
 	var target *Process
-	for _, p := range s.b.processes.Processes() {
+	for _, p := range s.b.processManager().Processes() {
 		if p.ID == id {
 			target = &p
 			break
@@ -143,7 +154,7 @@ func (s *Session) kill(id uint64, query bool) error {
 	if target.User != s.user && !CanKillAnyProcess(s.user) {
 		return errno.NewStd(mysql.ErrKillDenied, id)
 	}
-	if !s.b.processes.Kill(id, query) {
+	if !s.b.processManager().Kill(id, query) {
 		return errno.NewStd(mysql.ErrNoSuchThread, id)
 	}
 	if id == s.connID {
@@ -154,4 +165,4 @@ func (s *Session) kill(id uint64, query bool) error {
 }
 
 // Kill is COM_PROCESS_KILL: KILL CONNECTION id.
-func (s *Session) Kill(id uint64) error { return s.kill(id, false) }
+func (s *Session) Kill(id uint64) error { return s.kill(context.Background(), id, false) }

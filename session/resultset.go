@@ -174,6 +174,9 @@ func materialize(ctx context.Context, rs ResultSet) (ResultSet, error) {
 // releaseOnClose runs release when rs closes (at once when there is no
 // streaming result set to wait for).
 func releaseOnClose(rs ResultSet, release func()) ResultSet {
+	if release == nil {
+		return rs
+	}
 	if ers, ok := rs.(*execResultSet); ok {
 		done := ers.done
 		ers.done = func() {

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -84,8 +85,11 @@ type Backend struct {
 	// they are heavy, and later ones queue (their Queue Time).
 	brMu sync.Mutex
 
-	// processes are the protocol layer's connections (SetProcessManager).
-	processes ProcessManager
+	// processes are the protocol layer's connections (SetProcessManager;
+	// read by the sync loop too).
+	processes atomic.Pointer[ProcessManager]
+	// serverID is this node's id in a cluster (globalkill.go); 0 alone.
+	serverID uint64
 }
 
 // NewBackend opens the catalog on store and bootstraps the default
@@ -123,6 +127,9 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 		if err := cat.Register(ctx); err != nil {
 			return nil, err
 		}
+		if b.serverID, err = b.allocServerID(ctx); err != nil {
+			return nil, fmt.Errorf("allocate a server id: %w", err)
+		}
 		sctx, cancel := context.WithCancel(context.Background())
 		b.stopSync, b.syncDone = cancel, make(chan struct{})
 		go func() {
@@ -147,6 +154,7 @@ func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, 
 	if err := s.login(); err != nil {
 		return nil, err
 	}
+	s.processListFn = func() []types.Row { return s.processRows(false) }
 	if db != "" {
 		if err := s.UseDB(ctx, db); err != nil {
 			return nil, err
@@ -191,6 +199,10 @@ type Session struct {
 
 	evalCtx expression.Context
 	mu      sync.Mutex // guards Close against a running statement's cleanup
+
+	// processListFn is information_schema.PROCESSLIST's rows (made once:
+	// a method value allocates).
+	processListFn func() []types.Row
 }
 
 type stmtOutcome struct {
@@ -459,9 +471,11 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.StmtTime = time.Now()
 	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
+	strict := s.strictMode()
+	s.evalCtx.Strict = strict
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
-		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
-		ProcessList: func() []types.Row { return s.processRows(false) },
+		Stmt: stmt, StrictMode: strict, LockWait: s.lockWait(),
+		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
@@ -499,7 +513,7 @@ func (s *Session) commitTxn(ctx context.Context) error {
 	if txn == nil {
 		return nil
 	}
-	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(ctx) }); err != nil {
+	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) }); err != nil {
 		if !errors.Is(err, kv.ErrResultUndetermined) {
 			_ = txn.Rollback()
 		}

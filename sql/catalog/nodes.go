@@ -35,7 +35,8 @@ import (
 
 // prefixNodeVersion follows the meta prefixes of the catalog (m\x00..m\x03),
 // the session's globals (m\x04), the GC lease (m\x05) and the delete-range
-// queue (m\x06); accounts and grants follow it (m\x08, sql/privilege).
+// queue (m\x06); accounts and grants follow it (m\x08, sql/privilege),
+// then server ids and cross-node kill requests (m\x09, session/globalkill.go).
 var prefixNodeVersion = kv.Key("m\x07sv")
 
 func nodeVersionKey(node string) kv.Key {

@@ -42,6 +42,11 @@ type hashAggExec struct {
 	// gcMaxLen is group_concat_max_len, read at first use.
 	gcMaxLen int
 	mem      int64 // counted against the statement's quota
+
+	index  map[string]*aggGroup
+	gbVals []types.Datum
+	keyBuf []byte
+	spill  *aggSpill // rows of groups beyond the quota, by partition
 }
 
 func (e *hashAggExec) Open() error {
@@ -49,11 +54,9 @@ func (e *hashAggExec) Open() error {
 		return err
 	}
 	e.groups, e.pos = nil, 0
-	e.ctx.releaseMem(e.mem)
-	e.mem = 0
-	index := map[string]*aggGroup{}
-	gbVals := make([]types.Datum, len(e.plan.GroupBy))
-	var keyBuf []byte
+	e.resetAggSpill()
+	e.index = map[string]*aggGroup{}
+	e.gbVals = make([]types.Datum, len(e.plan.GroupBy))
 	for {
 		row, err := e.child.Next()
 		if err != nil {
@@ -62,31 +65,50 @@ func (e *hashAggExec) Open() error {
 		if row == nil {
 			break
 		}
-		for i, g := range e.plan.GroupBy {
-			if gbVals[i], err = g.Eval(e.ctx.Eval, row); err != nil {
-				return err
-			}
-		}
-		keyBuf = groupKey(keyBuf[:0], e.plan.GroupBy, gbVals)
-		grp := index[string(keyBuf)]
-		if grp == nil {
-			grp = &aggGroup{key: append(types.Row(nil), gbVals...), states: make([]aggState, len(e.plan.Aggs))}
-			n := rowMem(grp.key) + int64(len(keyBuf)) + int64(len(grp.states))*int64(unsafe.Sizeof(aggState{})) + 64
-			e.mem += n
-			if e.ctx.consumeMem(n) {
-				return errMemQuotaExceeded()
-			}
-			index[string(keyBuf)] = grp
-			e.groups = append(e.groups, grp)
-		}
-		for i, a := range e.plan.Aggs {
-			if err := e.update(&grp.states[i], a, row); err != nil {
-				return err
-			}
+		if err := e.add(row, len(e.plan.GroupBy) > 0); err != nil {
+			return err
 		}
 	}
 	if len(e.groups) == 0 && len(e.plan.GroupBy) == 0 {
 		e.groups = []*aggGroup{{states: make([]aggState, len(e.plan.Aggs))}}
+	}
+	return nil
+}
+
+// add aggregates one input row. Once the groups outgrow the memory quota,
+// rows of groups not held yet go to disk partitions (agg_spill.go) when
+// spillable, else the statement fails with 8175.
+func (e *hashAggExec) add(row types.Row, spillable bool) error {
+	var err error
+	for i, g := range e.plan.GroupBy {
+		if e.gbVals[i], err = g.Eval(e.ctx.Eval, row); err != nil {
+			return err
+		}
+	}
+	e.keyBuf = groupKey(e.keyBuf[:0], e.plan.GroupBy, e.gbVals)
+	grp := e.index[string(e.keyBuf)]
+	if grp == nil {
+		if e.spill != nil {
+			return e.spill.write(e.keyBuf, row)
+		}
+		grp = &aggGroup{key: append(types.Row(nil), e.gbVals...), states: make([]aggState, len(e.plan.Aggs))}
+		n := rowMem(grp.key) + int64(len(e.keyBuf)) + int64(len(grp.states))*int64(unsafe.Sizeof(aggState{})) + 64
+		e.mem += n
+		// Holding little, it leaves the quota to those holding much (they
+		// spill or fail as they grow).
+		if e.ctx.consumeMem(n) && e.mem >= minSpillBytes {
+			if !spillable {
+				return errMemQuotaExceeded()
+			}
+			e.spill = newAggSpill(e.ctx.SpillDir)
+		}
+		e.index[string(e.keyBuf)] = grp
+		e.groups = append(e.groups, grp)
+	}
+	for i, a := range e.plan.Aggs {
+		if err := e.update(&grp.states[i], a, row); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -260,13 +282,20 @@ func (e *hashAggExec) result(st *aggState, a *planner.AggDesc) types.Datum {
 }
 
 func (e *hashAggExec) Close() error {
-	e.ctx.releaseMem(e.mem)
-	e.mem = 0
+	e.resetAggSpill()
 	return e.child.Close()
 }
+
 func (e *hashAggExec) Next() (types.Row, error) {
-	if e.pos >= len(e.groups) {
-		return nil, nil
+	for e.pos >= len(e.groups) {
+		if e.spill == nil {
+			return nil, nil
+		}
+		// The groups held are out: aggregate the next spilled partition.
+		more, err := e.loadPartition()
+		if err != nil || !more {
+			return nil, err
+		}
 	}
 	g := e.groups[e.pos]
 	e.pos++

@@ -58,7 +58,7 @@ func (e *joinExec) Open() error {
 	for _, r := range rows {
 		e.mem += rowMem(r) + 16
 	}
-	if e.ctx.consumeMem(e.mem) {
+	if e.ctx.consumeMem(e.mem) && e.mem >= minSpillBytes {
 		return errMemQuotaExceeded()
 	}
 	e.rightRows, e.cur, e.matches = rows, nil, nil

@@ -256,8 +256,9 @@ func (e *sortExec) nextMerged() (types.Row, error) {
 	return top.row.row, nil
 }
 
-// minSpillBytes: a sort holding less does not spill (the quota is then
-// tiny, or held by others), so runs are never trivially small.
+// minSpillBytes: an operator holding less neither spills nor fails over
+// the quota (the quota is then tiny, or held by others), so runs are never
+// trivially small and a small aggregation over a big one does not fail.
 const minSpillBytes = 32 << 10
 
 // sortRowSize is a sortRow's own size beyond its rows.

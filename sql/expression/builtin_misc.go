@@ -16,8 +16,8 @@ func init() {
 // interrupted meanwhile (KILL QUERY, max_execution_time), as MySQL. The
 // interrupted statement then fails at its next look at its context (a
 // statement that is only the SLEEP returns the 1, as MySQL's does).
-// A NULL or negative argument is an error, as in MySQL's strict mode (the
-// default); shoal does not give the non-strict warning instead.
+// A NULL or negative argument is an error in strict SQL mode, else a
+// warning and 0, as in MySQL.
 func evalSleep(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	d, err := f.Args[0].Eval(ctx, row)
 	if err != nil {
@@ -25,8 +25,14 @@ func evalSleep(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) 
 	}
 	secs := d.ToFloat()
 	if d.IsNull() || secs < 0 {
-		return types.Datum{}, errno.New(mysql.ErrWrongArguments, "Incorrect arguments to sleep")
+		err := errno.New(mysql.ErrWrongArguments, "Incorrect arguments to sleep")
+		if ctx == nil || ctx.Strict {
+			return types.Datum{}, err
+		}
+		ctx.AppendWarning(err)
+		return types.NewInt(0), nil
 	}
+	secs = min(secs, 365*24*3600) // a year: no Duration overflow
 	dur := time.Duration(secs * float64(time.Second))
 	if ctx == nil || ctx.Ctx == nil {
 		time.Sleep(dur)

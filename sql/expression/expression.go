@@ -23,7 +23,10 @@ import (
 type Context struct {
 	// Ctx is the running statement's context: SLEEP() ends early when it
 	// is done (KILL QUERY, max_execution_time, the client leaving).
-	Ctx    context.Context
+	Ctx context.Context
+	// Strict: the statement runs in strict SQL mode (some functions then
+	// fail where they would warn).
+	Strict bool
 	Params []types.Datum
 	// Session is the session's view for functions such as DATABASE().
 	Session SessionInfo

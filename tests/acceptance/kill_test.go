@@ -175,6 +175,48 @@ func TestStoppingWork(t *testing.T) {
 		c.mustExec("ROLLBACK")
 	})
 
+	t.Run("MemQuota", func(t *testing.T) {
+		if target != "shoal" {
+			t.Skip("tidb_mem_quota_query is TiDB's")
+		}
+		b := openSession(t, db, "b")
+		b.mustExec("SET tidb_mem_quota_query = 65536") // a few hundred rows
+		// The sort spills and still returns every row in order.
+		ctx, cancel := context.WithTimeout(context.Background(), stmtTimeout)
+		defer cancel()
+		rows, err := b.c.QueryContext(ctx, "SELECT id FROM t ORDER BY v DESC, id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(killRows)
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if id != want {
+				t.Fatalf("spilled sort returned id %d, want %d", id, want)
+			}
+			want--
+		}
+		if err := rows.Err(); err != nil || want != 0 {
+			t.Fatalf("spilled sort ended at %d: %v", want, err)
+		}
+		rows.Close()
+		// Hash aggregation spills too.
+		if n := b.mustInt("SELECT COUNT(*) FROM (SELECT id, COUNT(*) FROM t GROUP BY id) x"); n != killRows {
+			t.Fatalf("spilled aggregation: %d groups", n)
+		}
+		// A hash join's build side cannot spill: 8175.
+		if _, err := b.exec("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); errNum(err) != 8175 {
+			t.Fatalf("join over the quota: %v, want 8175", err)
+		}
+		b.mustExec("SET tidb_mem_quota_query = DEFAULT")
+		if n := b.mustInt("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); n != killRows {
+			t.Fatalf("join within the quota: %d rows", n)
+		}
+	})
+
 	t.Run("ClientDisconnect", func(t *testing.T) {
 		if target != "shoal" {
 			t.Skip("MariaDB 10.11 runs the statement to its end after its client left")
