@@ -430,7 +430,8 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.StmtTime = time.Now()
 	s.evalCtx.ResetStatement()
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
-		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait()}
+		Stmt: stmt, StrictMode: s.strictMode(), LockWait: s.lockWait(),
+		Privs: s}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	return ec

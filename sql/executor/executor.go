@@ -51,6 +51,9 @@ type Context struct {
 	LockWait    time.Duration
 	// StrictMode: STRICT_TRANS_TABLES / STRICT_ALL_TABLES is on.
 	StrictMode bool
+	// Privs, when set, filters information_schema to what the user may
+	// see and produces the mysql grant tables (memtable_mysql.go).
+	Privs PrivilegeView
 
 	// Results of a DML statement.
 	AffectedRows uint64
