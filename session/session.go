@@ -331,6 +331,9 @@ func (s *Session) UseDB(ctx context.Context, db string) error {
 
 // FieldList describes the columns of a table in the current database.
 func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error) {
+	if !s.privs().AnyOnTable(s.db, table) {
+		return nil, s.tableDenied(mysql.SelectPriv, table)
+	}
 	t := s.b.catalog.InfoSchema().Table(s.db, table)
 	if t == nil {
 		return nil, errno.NewStd(mysql.ErrNoSuchTable, s.db, table)
