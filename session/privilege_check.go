@@ -310,7 +310,7 @@ func (s *Session) checkSelect(m *privilege.Merged, u tableUse, c *accessCollecto
 	if m.Has(mysql.SelectPriv, db, name) {
 		return nil
 	}
-	if !m.HasColumnsOf(db, name) {
+	if !m.HasColumnsOf(mysql.SelectPriv, db, name) {
 		return s.tableDenied(mysql.SelectPriv, name)
 	}
 	t := s.b.catalog.InfoSchema().Table(db, name)
@@ -361,7 +361,7 @@ func (s *Session) checkWrite(m *privilege.Merged, tn *ast.TableName, need mysql.
 		if need&bit == 0 || m.Has(bit, db, name) {
 			continue
 		}
-		if (bit != mysql.InsertPriv && bit != mysql.UpdatePriv) || !m.HasColumnsOf(db, name) {
+		if (bit != mysql.InsertPriv && bit != mysql.UpdatePriv) || !m.HasColumnsOf(bit, db, name) {
 			return s.tableDenied(bit, name)
 		}
 		t := s.b.catalog.InfoSchema().Table(db, name)
