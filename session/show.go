@@ -236,6 +236,8 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			level := "Warning"
 			if x.Tp == ast.ShowErrors {
 				level = "Error"
+			} else if _, isNote := w.(note); isNote {
+				level = "Note"
 			}
 			rows = append(rows, types.Row{s2d(level), types.NewInt(int64(se.Code)), s2d(se.Message)})
 		}
