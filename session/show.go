@@ -200,6 +200,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t))}}}, nil
 	case ast.ShowCreateDatabase:
+		if err := s.checkUseDB(x.DBName); err != nil {
+			return nil, err
+		}
 		db := is.DB(x.DBName)
 		if db == nil {
 			return nil, errno.NewStd(mysql.ErrBadDB, x.DBName)
