@@ -23,6 +23,10 @@ type fakeBackend struct {
 	closed   atomic.Int64
 }
 
+// carolHash is carol's caching_sha2_password hash of "sha2pw" (made once:
+// the crypt takes 5000 rounds).
+var carolHash = privilege.HashPassword(mysql.AuthCachingSha2Password, "sha2pw")
+
 func (b *fakeBackend) LookupAccount(user, host string) (session.LoginAccount, bool) {
 	switch user {
 	case "root":
@@ -30,6 +34,11 @@ func (b *fakeBackend) LookupAccount(user, host string) (session.LoginAccount, bo
 	case "alice":
 		return session.LoginAccount{User: "alice", Host: "%", Plugin: mysql.AuthNativePassword,
 			AuthString: privilege.HashPassword(mysql.AuthNativePassword, "secret")}, true
+	case "carol": // caching_sha2_password
+		return session.LoginAccount{User: "carol", Host: "%", Plugin: mysql.AuthCachingSha2Password, AuthString: carolHash}, true
+	case "locked":
+		return session.LoginAccount{User: "locked", Host: "%", Plugin: mysql.AuthNativePassword,
+			AuthString: privilege.HashPassword(mysql.AuthNativePassword, "pw"), Locked: true}, true
 	}
 	return session.LoginAccount{}, false
 }

@@ -174,7 +174,7 @@ func (s *Session) createUser(ctx context.Context, x *ast.CreateUserStmt) error {
 		for _, n := range todo {
 			if m.Get(n.id) != nil {
 				if x.IfNotExists {
-					notes = append(notes, errno.New(errUserAlreadyExists, "Authorization ID %s already exists.", n.id.String()))
+					notes = append(notes, noteOf(errno.New(errUserAlreadyExists, "Authorization ID %s already exists.", n.id.String())))
 					continue
 				}
 				failed = append(failed, n.id)
@@ -215,7 +215,7 @@ func (s *Session) dropUser(ctx context.Context, x *ast.DropUserStmt) error {
 		for _, id := range ids {
 			if m.Get(id) == nil {
 				if x.IfExists {
-					notes = append(notes, errno.New(errUserDoesNotExist, "Authorization ID %s does not exist.", id.String()))
+					notes = append(notes, noteOf(errno.New(errUserDoesNotExist, "Authorization ID %s does not exist.", id.String())))
 					continue
 				}
 				failed = append(failed, id)
@@ -327,7 +327,7 @@ func (s *Session) alterUser(ctx context.Context, x *ast.AlterUserStmt) error {
 			a := m.Get(id)
 			if a == nil {
 				if x.IfExists {
-					notes = append(notes, errno.New(errUserDoesNotExist, "Authorization ID %s does not exist.", id.String()))
+					notes = append(notes, noteOf(errno.New(errUserDoesNotExist, "Authorization ID %s does not exist.", id.String())))
 				} else {
 					failed = append(failed, id)
 				}
@@ -811,3 +811,10 @@ func (s *Session) setRole(x *ast.SetRoleStmt) error {
 	s.priv.merged = nil
 	return nil
 }
+
+// note is a diagnostic MySQL raises at level Note (SHOW WARNINGS says so).
+type note struct{ err *errno.SQLError }
+
+func noteOf(e *errno.SQLError) error { return note{e} }
+func (n note) Error() string         { return n.err.Error() }
+func (n note) Unwrap() error         { return n.err }

@@ -214,6 +214,9 @@ func (c *accessCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 func (s *Session) checkTables(m *privilege.Merged, node ast.Node) error {
 	c := &accessCollector{star: map[string]bool{}, ctes: map[string]bool{}}
 	targets := map[*ast.TableName]mysql.PrivilegeType{}
+	// written: per privilege, the columns a write names (nil: all of them),
+	// for tables granted INSERT or UPDATE column by column.
+	written := map[mysql.PrivilegeType][]*ast.ColumnName{}
 	var readCols bool // whether the statement reads the targets' columns
 	switch x := node.(type) {
 	case *ast.ExplainStmt:
@@ -225,7 +228,11 @@ func (s *Session) checkTables(m *privilege.Merged, node ast.Node) error {
 		}
 		if len(x.OnDuplicate) > 0 {
 			need |= mysql.UpdatePriv
+			for _, a := range x.OnDuplicate {
+				written[mysql.UpdatePriv] = append(written[mysql.UpdatePriv], a.Column)
+			}
 		}
+		written[mysql.InsertPriv] = append(written[mysql.InsertPriv], x.Columns...)
 		if src, ok := x.Table.TableRefs.Left.(*ast.TableSource); ok {
 			if tn, ok := src.Source.(*ast.TableName); ok {
 				targets[tn] = need
@@ -235,6 +242,9 @@ func (s *Session) checkTables(m *privilege.Merged, node ast.Node) error {
 		readCols = x.Where != nil
 		for _, tn := range targetTables(x.TableRefs.TableRefs) {
 			targets[tn] = mysql.UpdatePriv
+		}
+		for _, a := range x.List {
+			written[mysql.UpdatePriv] = append(written[mysql.UpdatePriv], a.Column)
 		}
 	case *ast.DeleteStmt:
 		readCols = x.Where != nil
@@ -250,7 +260,7 @@ func (s *Session) checkTables(m *privilege.Merged, node ast.Node) error {
 	}
 	node.Accept(c)
 	for tn, need := range targets {
-		if err := s.requireTable(m, need, tn); err != nil {
+		if err := s.checkWrite(m, tn, need, written); err != nil {
 			return err
 		}
 	}
@@ -300,7 +310,7 @@ func (s *Session) checkSelect(m *privilege.Merged, u tableUse, c *accessCollecto
 	if m.Has(mysql.SelectPriv, db, name) {
 		return nil
 	}
-	if !m.HasColumnsOf(db, name) {
+	if !m.HasColumnsOf(mysql.SelectPriv, db, name) {
 		return s.tableDenied(mysql.SelectPriv, name)
 	}
 	t := s.b.catalog.InfoSchema().Table(db, name)
@@ -312,9 +322,12 @@ func (s *Session) checkSelect(m *privilege.Merged, u tableUse, c *accessCollecto
 		qual = u.name.Name.L
 	}
 	if c.star[""] || c.star[qual] {
-		for _, col := range t.Columns {
+		// A wildcard over a table granted column by column fails with the
+		// table-level error unless every column is granted (as MariaDB, run
+		// side by side, and MySQL's check_grant_all_columns).
+		for _, col := range t.PublicColumns() {
 			if !m.HasColumn(mysql.SelectPriv, db, name, col.Name) {
-				return errno.NewStd(mysql.ErrColumnaccessDenied, "SELECT", s.user, s.host, col.Name, name)
+				return s.tableDenied(mysql.SelectPriv, name)
 			}
 		}
 	}
@@ -337,4 +350,41 @@ func (s *Session) checkSelect(m *privilege.Merged, u tableUse, c *accessCollecto
 func (s *Session) maySeeDB(db string) bool {
 	m := s.privs()
 	return strings.EqualFold(db, "information_schema") || m.Global.Has(mysql.ShowDBPriv) || m.AnyOnDB(db)
+}
+
+// checkWrite checks the privileges a write needs on its target: at table
+// level, or for INSERT and UPDATE column by column on a table with column
+// grants (an INSERT naming no columns writes them all).
+func (s *Session) checkWrite(m *privilege.Merged, tn *ast.TableName, need mysql.PrivilegeType, written map[mysql.PrivilegeType][]*ast.ColumnName) error {
+	db, name := s.tableDB(tn), tn.Name.O
+	for bit := mysql.PrivilegeType(1); bit != 0 && bit <= need; bit <<= 1 {
+		if need&bit == 0 || m.Has(bit, db, name) {
+			continue
+		}
+		if (bit != mysql.InsertPriv && bit != mysql.UpdatePriv) || !m.HasColumnsOf(bit, db, name) {
+			return s.tableDenied(bit, name)
+		}
+		t := s.b.catalog.InfoSchema().Table(db, name)
+		if t == nil {
+			return s.tableDenied(bit, name)
+		}
+		cols := written[bit]
+		var names []string
+		for _, c := range cols {
+			if c.Table.L == "" || c.Table.L == tn.Name.L {
+				names = append(names, c.Name.O)
+			}
+		}
+		if len(cols) == 0 {
+			for _, c := range t.PublicColumns() {
+				names = append(names, c.Name)
+			}
+		}
+		for _, c := range names {
+			if !m.HasColumn(bit, db, name, c) {
+				return errno.NewStd(mysql.ErrColumnaccessDenied, strings.ToUpper(mysql.Priv2Str[bit]), s.user, s.host, c, name)
+			}
+		}
+	}
+	return nil
 }

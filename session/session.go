@@ -365,6 +365,9 @@ func (s *Session) UseDB(ctx context.Context, db string) error {
 
 // FieldList describes the columns of a table in the current database.
 func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error) {
+	if !s.privs().AnyOnTable(s.db, table) {
+		return nil, s.tableDenied(mysql.SelectPriv, table)
+	}
 	t := s.b.catalog.InfoSchema().Table(s.db, table)
 	if t == nil {
 		return nil, errno.NewStd(mysql.ErrNoSuchTable, s.db, table)
@@ -476,7 +479,8 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: strict, LockWait: s.lockWait(),
 		ProcessList: s.processListFn,
-		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir}
+		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir,
+		Privs: s}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	return ec

@@ -199,6 +199,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return s.showCreateTableOrView(x.Tp == ast.ShowCreateView, db, t)
 	case ast.ShowCreateDatabase:
+		if err := s.checkUseDB(x.DBName); err != nil {
+			return nil, err
+		}
 		return s.showCreateDatabase(is, x)
 	case ast.ShowVariables:
 		names := make([]string, 0, len(sysVars))
@@ -230,6 +233,8 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			level := "Warning"
 			if x.Tp == ast.ShowErrors {
 				level = "Error"
+			} else if _, isNote := w.(note); isNote {
+				level = "Note"
 			}
 			rows = append(rows, types.Row{s2d(level), types.NewInt(int64(se.Code)), s2d(se.Message)})
 		}

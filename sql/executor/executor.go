@@ -60,6 +60,9 @@ type Context struct {
 	MemQuota int64
 	SpillDir string
 	memUsed  int64
+	// Privs, when set, filters information_schema to what the user may
+	// see and produces the mysql grant tables (memtable_mysql.go).
+	Privs PrivilegeView
 
 	// Results of a DML statement.
 	AffectedRows uint64

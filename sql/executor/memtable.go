@@ -27,6 +27,9 @@ func str(s string) types.Datum { return types.NewString(s) }
 func (e *memTableExec) Open() error {
 	is := e.ctx.Schema
 	e.rows, e.pos = nil, 0
+	if strings.EqualFold(e.ts.DBName, "mysql") {
+		return e.openPrivTable()
+	}
 	dbs := append([]*catalog.DBInfo{{Name: "information_schema"}}, is.DBs()...)
 	switch strings.ToLower(e.ts.Table.Name) {
 	case "schemata":
@@ -88,6 +91,9 @@ func (e *memTableExec) Open() error {
 				}
 			}
 		}
+	}
+	if e.ctx.Privs != nil && !e.ctx.Privs.SeesAllTables() {
+		e.rows = e.visibleRows()
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ func (b *builder) dmlTable(tn *ast.TableName) (string, *catalog.TableInfo, error
 	if t.View != "" {
 		return "", nil, errno.New(mysql.ErrNonUpdatableTable, "The target table %s of the DML is not updatable", t.Name)
 	}
+	if IsMemTable(t) && db == "mysql" {
+		return "", nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support changing mysql.%s directly; use CREATE USER, GRANT, REVOKE, ALTER USER", t.Name)
+	}
 	if IsMemTable(t) {
 		return "", nil, errno.New(mysql.ErrTableaccessDenied, "access denied to information_schema table '%s'", t.Name)
 	}

@@ -30,6 +30,11 @@ func (b *builder) resolveTable(tn *ast.TableName) (string, *catalog.TableInfo, e
 				return "information_schema", mt, nil
 			}
 		}
+		if strings.EqualFold(db, "mysql") {
+			if mt := mysqlMemTable(tn.Name.L); mt != nil {
+				return "mysql", mt, nil
+			}
+		}
 		return "", nil, errNoSuchTable(db, tn.Name.O)
 	}
 	return b.ctx.Schema.DB(db).Name, t, nil

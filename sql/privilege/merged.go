@@ -16,15 +16,15 @@ type Merged struct {
 	Table   map[string]Privs
 	Column  map[string]Privs
 	// tablesOf: database -> whether any table or column grant lies in it;
-	// columnsOf: "db.table" -> whether any column grant lies in it.
+	// columnsOf: "db.table" -> the union of its columns' privileges.
 	tablesOf  map[string]bool
-	columnsOf map[string]bool
+	columnsOf map[string]Privs
 }
 
 // Merge builds the privileges of account id with the active roles.
 func (s *Snapshot) Merge(id Ident, roles []Ident) *Merged {
 	m := &Merged{Dynamic: map[string]bool{}, DB: map[string]Privs{}, Table: map[string]Privs{},
-		Column: map[string]Privs{}, tablesOf: map[string]bool{}, columnsOf: map[string]bool{}}
+		Column: map[string]Privs{}, tablesOf: map[string]bool{}, columnsOf: map[string]Privs{}}
 	seen := map[Ident]bool{}
 	var add func(a *Account, asRole bool)
 	add = func(a *Account, asRole bool) {
@@ -46,7 +46,7 @@ func (s *Snapshot) Merge(id Ident, roles []Ident) *Merged {
 		for k, v := range a.Column {
 			m.Column[k] |= v
 			m.tablesOf[k[:strings.IndexByte(k, '.')]] = true
-			m.columnsOf[k[:strings.LastIndexByte(k, '.')]] = true
+			m.columnsOf[k[:strings.LastIndexByte(k, '.')]] |= v
 		}
 		if asRole {
 			for _, r := range a.Roles {
@@ -89,8 +89,11 @@ func (m *Merged) HasColumn(p mysql.PrivilegeType, db, table, column string) bool
 	return m.Column[lowerKey(db, table, column)].Has(p)
 }
 
-// HasColumnsOf reports whether some column of db.table carries a grant.
-func (m *Merged) HasColumnsOf(db, table string) bool { return m.columnsOf[lowerKey(db, table)] }
+// HasColumnsOf reports whether some column of db.table carries p (then a
+// statement needing p there is checked column by column).
+func (m *Merged) HasColumnsOf(p mysql.PrivilegeType, db, table string) bool {
+	return m.columnsOf[lowerKey(db, table)].Has(p)
+}
 
 // HasDynamic reports whether the dynamic privilege name is held.
 func (m *Merged) HasDynamic(name string) bool {
@@ -117,7 +120,7 @@ func (m *Merged) AnyOnTable(db, table string) bool {
 		return true
 	}
 	db = strings.ToLower(db)
-	return m.DB[db]&anyPriv != 0 || m.Table[lowerKey(db, table)]&anyPriv != 0 || m.columnsOf[lowerKey(db, table)]
+	return m.DB[db]&anyPriv != 0 || m.Table[lowerKey(db, table)]&anyPriv != 0 || m.columnsOf[lowerKey(db, table)] != 0
 }
 
 func grantedRole(a *Account, r Ident) bool {

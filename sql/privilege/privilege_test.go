@@ -170,7 +170,7 @@ func TestMergeRoles(t *testing.T) {
 	}
 	m := snap.Merge(u.Ident, []Ident{{"r1", "%"}})
 	if !m.Has(mysql.InsertPriv, "d", "t") || !m.HasColumn(mysql.SelectPriv, "d", "u", "C") || m.HasColumn(mysql.SelectPriv, "d", "u", "x") ||
-		!m.HasColumnsOf("d", "u") || !m.AnyOnTable("d", "u") || m.AnyOnTable("d", "v") {
+		!m.HasColumnsOf(mysql.SelectPriv, "d", "u") || m.HasColumnsOf(mysql.InsertPriv, "d", "u") || !m.AnyOnTable("d", "u") || m.AnyOnTable("d", "v") {
 		t.Fatalf("merged with roles: %+v", m)
 	}
 }
