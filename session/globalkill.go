@@ -28,6 +28,9 @@ const connIDShift = 32
 type killRequest struct {
 	Query bool   `json:"query"`
 	User  string `json:"user"`
+	// Any: the requester may kill other users' connections (its node
+	// judged that, since only it knows the session's privileges).
+	Any bool `json:"any,omitempty"`
 }
 
 func killRequestKey(serverID, connID uint64) kv.Key {
@@ -74,7 +77,7 @@ func (b *Backend) ConnectionIDBase() uint64 { return b.serverID << connIDShift }
 
 // remoteKill asks the node that owns connection id to kill it.
 func (s *Session) remoteKill(ctx context.Context, id uint64, query bool) error {
-	val, _ := json.Marshal(killRequest{Query: query, User: s.user})
+	val, _ := json.Marshal(killRequest{Query: query, User: s.user, Any: s.mayKillAnyProcess()})
 	txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
 	if err != nil {
 		return toSQLError(err)
@@ -141,7 +144,7 @@ func (b *Backend) takeKillRequests(ctx context.Context) error {
 	}
 	for _, r := range reqs {
 		for _, p := range b.processManager().Processes() {
-			if p.ID == r.connID && (p.User == r.req.User || CanKillAnyProcess(r.req.User)) {
+			if p.ID == r.connID && (p.User == r.req.User || r.req.Any) {
 				b.processManager().Kill(r.connID, r.req.Query)
 			}
 		}

@@ -75,10 +75,18 @@ func (b *Backend) globalInt(name string) int64 {
 // MaxConnections is max_connections (server.ConnectionLimiter).
 func (b *Backend) MaxConnections() int { return int(b.globalInt("max_connections")) }
 
-// HasConnectionAdmin reports whether user may take the connection beyond
-// max_connections. Accounts and privileges are not built yet: root is the
-// only account and holds every privilege.
-func (b *Backend) HasConnectionAdmin(user, _ string) bool { return user == "root" }
+// HasConnectionAdmin reports whether user, logging in from host, may take
+// the connection beyond max_connections: its account, with its default
+// roles, holds CONNECTION_ADMIN or SUPER (as MySQL).
+func (b *Backend) HasConnectionAdmin(user, host string) bool {
+	snap := b.privs.Snapshot()
+	a := snap.Match(user, host)
+	if a == nil {
+		return false
+	}
+	m := snap.Merge(a.Ident, a.DefaultRoles)
+	return m.Global.Has(mysql.SuperPriv) || m.HasDynamic("CONNECTION_ADMIN")
+}
 
 // initLimitVars copies the global max_allowed_packet into the session, as
 // MySQL does at connect.

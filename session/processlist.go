@@ -44,13 +44,16 @@ func (b *Backend) processManager() ProcessManager {
 	return nil
 }
 
-// CanSeeAllProcesses and CanKillAnyProcess are the privilege seams of SHOW
-// PROCESSLIST (PROCESS) and KILL (CONNECTION_ADMIN or SUPER). Until
-// accounts and grants exist, root holds both and every other user neither.
-var (
-	CanSeeAllProcesses = func(user string) bool { return user == "root" }
-	CanKillAnyProcess  = func(user string) bool { return user == "root" }
-)
+// mayListAllProcesses: PROCESS lets SHOW PROCESSLIST show every user's
+// connections.
+func (s *Session) mayListAllProcesses() bool { return s.privs().Global.Has(mysql.ProcessPriv) }
+
+// mayKillAnyProcess: CONNECTION_ADMIN or SUPER lets KILL end another
+// user's connection.
+func (s *Session) mayKillAnyProcess() bool {
+	m := s.privs()
+	return m.Global.Has(mysql.SuperPriv) || m.HasDynamic("CONNECTION_ADMIN")
+}
 
 // infoTruncation is how much of a statement SHOW PROCESSLIST without FULL
 // shows (MySQL's PROCESS_LIST_WIDTH).
@@ -67,7 +70,7 @@ func (s *Session) processes() []Process {
 		db := s.db
 		all = []Process{{ID: s.connID, User: s.user, Host: s.host, DB: db, Command: "Query", State: "executing"}}
 	}
-	if !CanSeeAllProcesses(s.user) {
+	if !s.mayListAllProcesses() {
 		all = slices.DeleteFunc(all, func(p Process) bool { return p.User != s.user })
 	}
 	slices.SortFunc(all, func(a, b Process) int {
@@ -151,7 +154,7 @@ func (s *Session) kill(ctx context.Context, id uint64, query bool) error {
 	if target == nil {
 		return errno.NewStd(mysql.ErrNoSuchThread, id)
 	}
-	if target.User != s.user && !CanKillAnyProcess(s.user) {
+	if target.User != s.user && !s.mayKillAnyProcess() {
 		return errno.NewStd(mysql.ErrKillDenied, id)
 	}
 	if !s.b.processManager().Kill(id, query) {

@@ -31,7 +31,8 @@ func (e *memTableExec) Open() error {
 		return e.openPrivTable()
 	}
 	dbs := append([]*catalog.DBInfo{{Name: "information_schema"}}, is.DBs()...)
-	switch strings.ToLower(e.ts.Table.Name) {
+	name := strings.ToLower(e.ts.Table.Name)
+	switch name {
 	case "schemata":
 		for _, db := range dbs {
 			e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str("utf8mb4"), str("utf8mb4_bin"), {}})
@@ -92,7 +93,9 @@ func (e *memTableExec) Open() error {
 			}
 		}
 	}
-	if e.ctx.Privs != nil && !e.ctx.Privs.SeesAllTables() {
+	// PROCESSLIST filters itself (PROCESS); the others list schema
+	// objects, of which the user sees what it holds privileges on.
+	if e.ctx.Privs != nil && name != "processlist" && !e.ctx.Privs.SeesAllTables() {
 		e.rows = e.visibleRows()
 	}
 	return nil
