@@ -93,14 +93,33 @@ func (s *Session) requireGlobal(p mysql.PrivilegeType, name string) error {
 	return errno.NewStd(mysql.ErrSpecificAccessDenied, name)
 }
 
-// unsupportedAccountOptions refuses the parts of CREATE/ALTER USER that shoal
-// does not implement, rather than ignoring them. It returns the lock
-// option, if any (0: none).
-func unsupportedAccountOptions(tls []*ast.AuthTokenOrTLSOption, res []*ast.ResourceOption, pw []*ast.PasswordOrLockOption,
-	comment *ast.CommentOrAttributeOption, group *ast.ResourceGroupNameOption) (int, error) {
-	if len(tls) > 0 {
-		return 0, errno.New(mysql.ErrNotSupportedYet, errMsgNotSupportedOption, "REQUIRE (TLS options)")
+// accountOptions reads the options of CREATE/ALTER USER: the lock option,
+// if any (0: none), and REQUIRE NONE / SSL (nil: not given). It refuses
+// the parts shoal does not implement, rather than ignoring them.
+func accountOptions(tls []*ast.AuthTokenOrTLSOption, res []*ast.ResourceOption, pw []*ast.PasswordOrLockOption,
+	comment *ast.CommentOrAttributeOption, group *ast.ResourceGroupNameOption) (lock int, requireSSL *bool, err error) {
+	for _, o := range tls {
+		var v bool
+		switch o.Type {
+		case ast.TlsNone:
+		case ast.Ssl:
+			v = true
+		default:
+			// Client certificates are not verified, so X509, CIPHER,
+			// ISSUER, SUBJECT and SAN could not be enforced.
+			return 0, nil, errno.New(mysql.ErrNotSupportedYet, errMsgNotSupportedOption, "REQUIRE X509, CIPHER, ISSUER, SUBJECT or SAN")
+		}
+		requireSSL = &v
 	}
+	lock, err = unsupportedAccountOptions(res, pw, comment, group)
+	return lock, requireSSL, err
+}
+
+// unsupportedAccountOptions refuses the options of CREATE/ALTER USER that
+// shoal does not implement, rather than ignoring them. It returns the lock
+// option, if any (0: none).
+func unsupportedAccountOptions(res []*ast.ResourceOption, pw []*ast.PasswordOrLockOption,
+	comment *ast.CommentOrAttributeOption, group *ast.ResourceGroupNameOption) (int, error) {
 	if len(res) > 0 {
 		return 0, errno.New(mysql.ErrNotSupportedYet, errMsgNotSupportedOption, "account resource limits (WITH MAX_...)")
 	}
@@ -151,7 +170,7 @@ func (s *Session) createUser(ctx context.Context, x *ast.CreateUserStmt) error {
 	if err := s.requireGlobal(mysql.CreateUserPriv, "CREATE USER"); err != nil {
 		return err
 	}
-	lock, err := unsupportedAccountOptions(x.AuthTokenOrTLSOptions, x.ResourceOptions, x.PasswordOrLockOptions, x.CommentOrAttributeOption, x.ResourceGroupNameOption)
+	lock, requireSSL, err := accountOptions(x.AuthTokenOrTLSOptions, x.ResourceOptions, x.PasswordOrLockOptions, x.CommentOrAttributeOption, x.ResourceGroupNameOption)
 	if err != nil {
 		return err
 	}
@@ -181,6 +200,7 @@ func (s *Session) createUser(ctx context.Context, x *ast.CreateUserStmt) error {
 				continue
 			}
 			a := &privilege.Account{Ident: n.id, Plugin: n.plugin, AuthString: n.hash, Locked: lock == ast.Lock || x.IsCreateRole && lock != ast.Unlock, Role: x.IsCreateRole}
+			a.RequireSSL = requireSSL != nil && *requireSSL
 			m.Put(a)
 		}
 		if len(failed) > 0 {
@@ -303,11 +323,11 @@ func (s *Session) alterUser(ctx context.Context, x *ast.AlterUserStmt) error {
 			return nil
 		})
 	}
-	lock, err := unsupportedAccountOptions(x.AuthTokenOrTLSOptions, x.ResourceOptions, x.PasswordOrLockOptions, x.CommentOrAttributeOption, x.ResourceGroupNameOption)
+	lock, requireSSL, err := accountOptions(x.AuthTokenOrTLSOptions, x.ResourceOptions, x.PasswordOrLockOptions, x.CommentOrAttributeOption, x.ResourceGroupNameOption)
 	if err != nil {
 		return err
 	}
-	onlySelf := lock == 0
+	onlySelf := lock == 0 && requireSSL == nil
 	for _, spec := range x.Specs {
 		if s.userIdent(spec.User) != s.priv.ident {
 			onlySelf = false
@@ -345,6 +365,9 @@ func (s *Session) alterUser(ctx context.Context, x *ast.AlterUserStmt) error {
 				a.Locked = true
 			case ast.Unlock:
 				a.Locked = false
+			}
+			if requireSSL != nil {
+				a.RequireSSL = *requireSSL
 			}
 		}
 		if len(failed) > 0 {

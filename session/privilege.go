@@ -50,6 +50,15 @@ func (s *Session) login() error {
 	if a.Locked {
 		return errno.New(errAccountLocked, "Access denied for user '%s'@'%s'. Account is locked.", a.User, a.Host)
 	}
+	if a.RequireSSL && !s.transport.Secure {
+		// As MySQL: an account that requires TLS is denied on a plain
+		// connection with the ordinary access-denied error.
+		using := "NO"
+		if a.AuthString != "" {
+			using = "YES"
+		}
+		return errno.NewStd(mysql.ErrAccessDenied, s.user, s.host, using)
+	}
 	s.priv.ident = a.Ident
 	s.priv.roles = append([]privilege.Ident(nil), a.DefaultRoles...)
 	s.priv.merged = nil

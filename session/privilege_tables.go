@@ -33,7 +33,7 @@ func (s *Session) PrivTableRows(table string) []types.Row {
 		host, user := s2d(a.Host), s2d(a.User)
 		switch table {
 		case "user":
-			v := map[string]types.Datum{"Host": host, "User": user, "ssl_type": s2d(""), "max_questions": types.NewUint(0),
+			v := map[string]types.Datum{"Host": host, "User": user, "ssl_type": s2d(sslType(a.RequireSSL)), "max_questions": types.NewUint(0),
 				"max_updates": types.NewUint(0), "max_connections": types.NewUint(0), "max_user_connections": types.NewUint(0),
 				"plugin": s2d(a.Plugin), "authentication_string": s2d(a.AuthString), "password_expired": s2d("N"),
 				"account_locked": yn(a.Locked), "Create_role_priv": s2d("N"), "Drop_role_priv": s2d("N")}
@@ -133,4 +133,12 @@ func (s *Session) Visible(db, table string) bool {
 		return s.privs().AnyOnDB(db)
 	}
 	return s.privs().AnyOnTable(db, table)
+}
+
+// sslType is mysql.user's ssl_type: ” for REQUIRE NONE, ANY for SSL.
+func sslType(requireSSL bool) string {
+	if requireSSL {
+		return "ANY"
+	}
+	return ""
 }

@@ -244,12 +244,14 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 	case "query":
 		return run(h.ctx, h.cur, d.Input, true, d.HasArg("sort"))
 	case "session":
-		// session NAME [user=U host=H db=D]: switch to (or open) a session,
-		// logged in as U from client host H (default root, localhost, test;
-		// db=none connects without a database).
+		// session NAME [user=U host=H db=D tls]: switch to (or open) a
+		// session, logged in as U from client host H (default root,
+		// localhost, test; db=none connects without a database), over TLS
+		// with tls.
 		if len(d.CmdArgs) > 1 {
 			if _, open := h.sessions[d.CmdArgs[0].Key]; !open {
 				user, host, db := "root", "localhost", "test"
+				ctx := h.ctx
 				for _, a := range d.CmdArgs[1:] {
 					switch a.Key {
 					case "user":
@@ -258,12 +260,14 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 						host = a.Vals[0]
 					case "db":
 						db = a.Vals[0]
+					case "tls":
+						ctx = session.WithTransport(ctx, session.Transport{Secure: true, Cipher: "TLS_AES_128_GCM_SHA256", Version: "TLSv1.3"})
 					}
 				}
 				if db == "none" {
 					db = ""
 				}
-				s, err := h.backend.NewSession(h.ctx, user, host, db)
+				s, err := h.backend.NewSession(ctx, user, host, db)
 				if err != nil {
 					return formatErr(err)
 				}

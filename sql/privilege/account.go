@@ -39,6 +39,8 @@ type Account struct {
 	Plugin     string `json:"plugin"`
 	AuthString string `json:"auth"`
 	Locked     bool   `json:"locked,omitempty"`
+	// RequireSSL: REQUIRE SSL, logins only over TLS (mysql.user ssl_type ANY).
+	RequireSSL bool `json:"ssl,omitempty"`
 	// Role: created by CREATE ROLE (locked, no password).
 	Role bool `json:"role,omitempty"`
 

@@ -138,6 +138,30 @@ func TestTLSClients(t *testing.T) {
 		requireTool(t, "mysql")
 	}
 
+	// REQUIRE SSL per account: a plain login is denied (1045), a TLS one
+	// goes through, and caching_sha2_password's full authentication takes
+	// the clear password over TLS (no RSA exchange).
+	if _, err := secure.Exec("CREATE USER tlsonly@'%' IDENTIFIED BY 'pw' REQUIRE SSL"); err != nil {
+		t.Fatal(err)
+	}
+	asUser := func(tlsName string) *sql.DB {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "tlsonly", "pw", "tcp", s.Addr()
+		cfg.Timeout, cfg.TLSConfig = 10*time.Second, tlsName
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	if me := sqlErr(asUser("false").Ping()); me == nil || me.Number != 1045 || string(me.SQLState[:]) != "28000" {
+		t.Fatalf("plain login of a REQUIRE SSL account: %v, want 1045", me)
+	}
+	if v := statusValue(t, asUser("skip-verify"), "Ssl_cipher"); v == "" {
+		t.Fatal("TLS login of a REQUIRE SSL account: Ssl_cipher empty")
+	}
+
 	// require_secure_transport.
 	if _, err := secure.Exec("SET GLOBAL require_secure_transport = ON"); err != nil {
 		t.Fatal(err)
