@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/shoaldb/shoal/pd/pdclient"
 	"github.com/shoaldb/shoal/playground"
 	"github.com/shoaldb/shoal/tests/testserver"
@@ -103,6 +104,7 @@ func TestClusterPlayground(t *testing.T) {
 	t.Logf("prepare %d tables x %d rows: %s", sbTables, sbTableSize, time.Since(start).Round(time.Millisecond))
 	checkIndexes(t, sdb, "prepare")
 	checkBothSQLNodes(t, pg)
+	checkGrantsReachOtherNode(t, pg)
 	checkRegionsSpread(t, pg, 8, 3)
 
 	for _, w := range clusterWorkloads {
@@ -234,6 +236,70 @@ func checkBothSQLNodes(t *testing.T, pg *testserver.Playground) {
 			t.Errorf("SQL nodes disagree on sbtest1: %q vs %q", sums[0], sums[i])
 		}
 	}
+}
+
+// grantPropagationBound is how long a GRANT or REVOKE made on one SQL
+// node may take to be enforced on another: the nodes reload privileges on
+// their 200 ms sync tick, so a second suffices on a quiet machine; the
+// bound leaves room for a loaded CI machine, and the time seen is logged.
+const grantPropagationBound = 5 * time.Second
+
+// checkGrantsReachOtherNode: an account created and granted on the first
+// SQL node logs in and reads on the second; a REVOKE on the second is
+// enforced on the first.
+func checkGrantsReachOtherNode(t *testing.T, pg *testserver.Playground) {
+	t.Helper()
+	if len(pg.Layout.SQL) < 2 {
+		t.Fatal("the playground has fewer than 2 SQL nodes")
+	}
+	node := func(i int, user, pw string) *sql.DB {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = user, pw, "tcp", pg.Layout.SQL[i].MySQL, "sbtest"
+		cfg.Timeout = 10 * time.Second
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxIdleConns(0) // every attempt logs in again
+		return db
+	}
+	root1, root2 := node(0, "root", pg.Server.Password), node(1, "root", pg.Server.Password)
+	defer root1.Close()
+	defer root2.Close()
+	mustExec(t, root1, "CREATE USER granted@'%' IDENTIFIED WITH mysql_native_password BY 'g'")
+	mustExec(t, root1, "GRANT SELECT ON sbtest.sbtest1 TO granted@'%'")
+	start := time.Now()
+	user2 := node(1, "granted", "g")
+	defer user2.Close()
+	var n int
+	for {
+		err := user2.QueryRow("SELECT COUNT(*) FROM sbtest1").Scan(&n)
+		if err == nil {
+			break
+		}
+		if time.Since(start) > grantPropagationBound {
+			t.Fatalf("a GRANT on sql-1 not enforced on sql-2 after %s: %v", grantPropagationBound, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("GRANT on sql-1 enforced on sql-2 after %s", time.Since(start).Round(time.Millisecond))
+
+	mustExec(t, root2, "REVOKE SELECT ON sbtest.sbtest1 FROM granted@'%'")
+	start = time.Now()
+	user1 := node(0, "granted", "g")
+	defer user1.Close()
+	for {
+		err := user1.QueryRow("SELECT COUNT(*) FROM sbtest1").Scan(&n)
+		if me := sqlErr(err); me != nil && (me.Number == 1142 || me.Number == 1044) {
+			break
+		}
+		if time.Since(start) > grantPropagationBound {
+			t.Fatalf("a REVOKE on sql-2 not enforced on sql-1 after %s: %v", grantPropagationBound, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("REVOKE on sql-2 enforced on sql-1 after %s", time.Since(start).Round(time.Millisecond))
+	mustExec(t, root1, "DROP USER granted@'%'")
 }
 
 func pdClient(t *testing.T, pg *testserver.Playground) *pdclient.Client {
