@@ -17,6 +17,9 @@ type writer struct {
 	lops []lockOp
 	// discarded: the command ends without writing its batch (discard).
 	discarded bool
+	// lockWrites: what the batch does to each lock key (invariants
+	// builds only; see invariants.go).
+	lockWrites lockWrites
 }
 
 // runWrite is the skeleton of every write command: it latches keys (see
@@ -97,6 +100,7 @@ func (w *writer) commit(sync bool) error {
 func (w *writer) putLock(key []byte, old, l *Lock) {
 	w.kbuf = lockKey(w.kbuf, key)
 	w.vbuf = l.appendTo(w.vbuf[:0])
+	w.checkLockPut(key, old, l)
 	w.b.Set(w.kbuf, w.vbuf)
 	w.lops = append(w.lops, lockOp{key: key, before: classOf(old), after: classOf(l)})
 }
@@ -104,6 +108,7 @@ func (w *writer) putLock(key []byte, old, l *Lock) {
 // delLock deletes the lock old (as read from the snapshot) on key.
 func (w *writer) delLock(key []byte, old *Lock) {
 	w.kbuf = lockKey(w.kbuf, key)
+	w.checkLockDelete(key, old)
 	w.b.Delete(w.kbuf)
 	w.lops = append(w.lops, lockOp{key: key, before: classOf(old), after: lockNone})
 }
@@ -127,6 +132,7 @@ func (w *writer) delDefault(key []byte, startTS uint64) {
 // written after a commit at its ts is flagged on the commit record by
 // putRollback.)
 func (w *writer) putWrite(key []byte, commitTS uint64, rec Write) error {
+	checkWriteRecord(key, commitTS, &rec)
 	w.kbuf = versionedKey(w.kbuf, PrefixWrite, key, commitTS)
 	w.vbuf = rec.appendTo(w.vbuf[:0])
 	w.b.Set(w.kbuf, w.vbuf)
@@ -153,6 +159,7 @@ func (w *writer) putRollback(key []byte, startTS uint64) error {
 	} else if !errors.Is(err, engine.ErrNotFound) {
 		return err
 	}
+	checkWriteRecord(key, startTS, &rec)
 	w.vbuf = rec.appendTo(w.vbuf[:0])
 	w.b.Set(w.kbuf, w.vbuf)
 	return nil
