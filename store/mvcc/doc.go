@@ -14,6 +14,8 @@
 // (PessimisticLock and its waits, PessimisticRollback), gc.go, destroy.go.
 // Every write command runs through Store.runWrite (writer.go), the one
 // place that latches the keys, opens the writer, and commits its batch.
+// Built with -tags invariants, the writer checks every record it writes
+// (invariants.go) and panics on a violation.
 //
 // # Layout
 //
