@@ -33,15 +33,11 @@ func (s *Store) DestroyRangeBatch(ctx context.Context, start, end []byte, limit 
 	if err != nil || len(keys) == 0 {
 		return next, 0, err
 	}
-	var g guard
-	s.latches.acquire(&g, keys)
-	defer g.release()
-	w := s.newWriter()
-	defer w.close()
 	deleted := 0
-	for _, key := range keys {
+	// Like GC, a lost batch is harmless: the next round finds the rest.
+	err = s.runWriteEach(keys, false, func(w *writer, key []byte) error {
 		if l, ok, err := w.r.loadLock(key); err != nil {
-			return nil, deleted, err
+			return err
 		} else if ok {
 			w.delLock(key, &l)
 			deleted++
@@ -49,13 +45,13 @@ func (s *Store) DestroyRangeBatch(ctx context.Context, start, end []byte, limit 
 		for _, prefix := range []byte{PrefixWrite, PrefixDefault} {
 			n, err := w.deleteVersions(prefix, key)
 			if err != nil {
-				return nil, deleted, err
+				return err
 			}
 			deleted += n
 		}
-	}
-	// Like GC, a lost batch is harmless: the next round finds the rest.
-	if err := w.commit(false); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, deleted, err
 	}
 	return next, deleted, nil

@@ -5,6 +5,18 @@
 // PessimisticRollback, TxnHeartBeat, and one-phase commit through
 // Prewrite.TryOnePC).
 //
+// # Files
+//
+// One file per command family: read.go (Get, BatchGet, Scan, ScanLocks),
+// prewrite.go (Prewrite, one-phase and async commit), commit.go,
+// rollback.go (Cleanup, BatchRollback), txn_status.go (CheckTxnStatus,
+// CheckSecondaryLocks, ResolveLock, TxnHeartBeat), pessimistic.go
+// (PessimisticLock and its waits, PessimisticRollback), gc.go, destroy.go.
+// Every write command runs through Store.runWrite (writer.go), the one
+// place that latches the keys, opens the writer, and commits its batch.
+// Built with -tags invariants, the writer checks every record it writes
+// (invariants.go) and panics on a violation.
+//
 // # Layout
 //
 // One keyspace, one-byte prefixes in place of column families:
@@ -22,8 +34,9 @@
 //   - Commands that touch the same keys are serialized by latches (hashed
 //     slots, taken in ascending order). A command reads one engine snapshot
 //     taken after its latches and writes one atomic batch before releasing
-//     them, so its checks and its writes are atomic with respect to every
-//     other command on those keys.
+//     them (runWrite), so its checks and its writes are atomic with respect
+//     to every other command on those keys; a command that fails writes
+//     nothing.
 //   - Prewrite, commit, rollback and 1PC batches are written with sync
 //     (unless Options.NoSync) before the command returns: an acknowledged
 //     commit survives a crash. Pessimistic locks are written without sync.

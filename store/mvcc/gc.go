@@ -181,18 +181,11 @@ func (s *Store) GCBatch(ctx context.Context, sp uint64, start []byte, lim GCBatc
 		return nil, st, err
 	}
 	// Pass 2, under the candidates' latches: recompute and delete.
-	var g guard
-	s.latches.acquire(&g, cands)
-	defer g.release()
-	w := s.newWriter()
-	defer w.close()
-	for _, key := range cands {
-		if err := w.gcKey(key, sp, &st); err != nil {
-			return nil, st, err
-		}
-	}
 	// A lost GC batch is harmless (the garbage is found again): no sync.
-	if err := w.commit(false); err != nil {
+	err := s.runWriteEach(cands, false, func(w *writer, key []byte) error {
+		return w.gcKey(key, sp, &st)
+	})
+	if err != nil {
 		return nil, st, err
 	}
 	return next, st, nil
