@@ -13,7 +13,7 @@ import (
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/grpcserver/grpctest"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 	"github.com/shoaldb/shoal/store/mvcc"
 	"github.com/shoaldb/shoal/store/service"
 	"github.com/shoaldb/shoal/store/standalone"
