@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 	"github.com/shoaldb/shoal/store/standalone"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -69,7 +69,7 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	}
 	cfg = cfg.withDefaults()
 	// The MVCC layer finds a record's versions by prefix (bloom filters).
-	cfg.Engine.Split, cfg.Engine.SplitName = mvcc.SplitKey, mvcc.SplitName
+	cfg.Engine.Split, cfg.Engine.SplitName = mvcckey.SplitKey, mvcckey.SplitName
 	eng, err := standalone.Open(dir, cfg.Engine)
 	if err != nil {
 		return nil, err
