@@ -12,7 +12,7 @@ import (
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
 	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -22,7 +22,7 @@ import (
 // driven by one raft goroutine over one Pebble instance.
 type Store struct {
 	cfg   Config
-	eng   *standalone.Engine
+	eng   *pebbleengine.Engine
 	db    *pebble.DB
 	trans Transport
 	pd    PDClient
@@ -70,7 +70,7 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	cfg = cfg.withDefaults()
 	// The MVCC layer finds a record's versions by prefix (bloom filters).
 	cfg.Engine.Split, cfg.Engine.SplitName = mvcckey.SplitKey, mvcckey.SplitName
-	eng, err := standalone.Open(dir, cfg.Engine)
+	eng, err := pebbleengine.Open(dir, cfg.Engine)
 	if err != nil {
 		return nil, err
 	}
