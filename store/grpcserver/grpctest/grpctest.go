@@ -1,8 +1,8 @@
 // Package grpctest starts in-process stores served over gRPC on loopback,
 // for tests of the store's gRPC face and of clients that talk to it: each
 // store is a real Pebble engine (store/pebbleengine), MVCC store and
-// store service behind a grpcserver.Server, with a RegionTable deciding which regions
-// each store leads; each store counts the calls and batch streams it is
+// store service behind a grpcserver.Server, with a RegionTable deciding
+// which regions each store leads; each store counts the calls and batch streams it is
 // sent (Store.Calls).
 //
 // Invariants: servers listen on 127.0.0.1 only (a free port chosen by the
