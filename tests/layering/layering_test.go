@@ -3,6 +3,7 @@ package layering
 import (
 	"context"
 	"os/exec"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,6 @@ func keys(m map[string]bool) []string {
 	for k := range m {
 		ks = append(ks, k)
 	}
+	sort.Strings(ks)
 	return ks
 }
