@@ -1,7 +1,7 @@
 // Package embedded wires a whole single-process shoal storage stack in one
 // data directory: the embedded PD (TSO and IDs, state in a small file), one
-// standalone Pebble store, its MVCC engine and service, and the txnkv
-// client calling the service in-process. It is what `shoal server` runs.
+// Pebble engine (store/pebbleengine, no replication), the MVCC store and
+// service on it, and the txnkv client calling the service in-process. It is what `shoal server` runs.
 //
 // Invariants:
 //   - One process owns a directory at a time (Pebble's LOCK file); a second
@@ -30,8 +30,8 @@ import (
 	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"github.com/shoaldb/shoal/store/service"
-	"github.com/shoaldb/shoal/store/standalone"
 )
 
 // Options configure Open.
@@ -58,7 +58,7 @@ type Options struct {
 type Embedded struct {
 	*txnkv.Storage
 	PD      *pd.Local
-	Engine  *standalone.Engine
+	Engine  *pebbleengine.Engine
 	Store   *mvcc.Store
 	Service *service.Service
 
@@ -86,7 +86,7 @@ func Open(dir string, opts Options) (*Embedded, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("embedded: data directory %s is unusable: %v", dir, err)
 	}
-	eng, err := standalone.Open(filepath.Join(dir, "store"), standalone.Options{
+	eng, err := pebbleengine.Open(filepath.Join(dir, "store"), pebbleengine.Options{
 		BlockCacheSize: opts.BlockCacheSize, MemTableSize: opts.MemTableSize,
 		Split: mvcc.SplitKey, SplitName: mvcc.SplitName,
 	})

@@ -1,6 +1,6 @@
 // Package kv is the seam between the SQL layer and storage: transactional
 // key-value interfaces that the SQL layer programs against, whatever stores
-// sit behind them (the embedded standalone store, or a cluster of Raft
+// sit behind them (the embedded single-engine store, or a cluster of Raft
 // stores). The SQL layer imports this package and never a store package.
 //
 // Invariants:

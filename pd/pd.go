@@ -1,8 +1,9 @@
 // Package pd is the placement driver seen from its clients: a timestamp
-// oracle (TSO) and an ID allocator, behind the small Client interface so that
-// a gRPC client can implement it later. This package also holds the pure TSO
-// allocator and an in-process (embedded) implementation that persists its
-// state in a small file in the data directory.
+// oracle (TSO) and an ID allocator, behind the small Client interface. Two
+// implementations exist: the in-process (embedded) one here, which persists
+// its state in a small file in the data directory, and pd/pdclient, the
+// gRPC client of a PD cluster (pd/server). This package also holds the
+// timestamp layout and the pure TSO allocator of the embedded PD.
 //
 // Invariants:
 //   - A timestamp is physical_ms<<18 | logical. Timestamps returned by one

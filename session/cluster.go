@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
 // Several SQL nodes can share one store (a cluster). What a node keeps in
@@ -29,9 +30,8 @@ import (
 // background refresh: it is the only node.
 
 // globalVarPrefix holds persisted global variables: key prefix + name,
-// value the normalized value. The catalog owns the other 'm' prefixes
-// (m\x00..m\x03).
-var globalVarPrefix = kv.Key("m\x04gv")
+// value the normalized value.
+var globalVarPrefix = kv.Key(metakey.GlobalVarPrefix)
 
 func globalVarKey(name string) kv.Key {
 	return append(append(kv.Key{}, globalVarPrefix...), name...)

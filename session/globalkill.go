@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
 // Global kill (as TiDB's): in a cluster every SQL node takes a server id
@@ -18,8 +19,8 @@ import (
 // the requesting user's rights. Such a KILL answers OK at once, before
 // the other node acted (as TiDB's).
 var (
-	serverIDKey       = kv.Key("m\x09sid")
-	killRequestPrefix = kv.Key("m\x09kill")
+	serverIDKey       = kv.Key(metakey.ServerIDCounter)
+	killRequestPrefix = kv.Key(metakey.KillRequestPrefix)
 )
 
 // connIDShift places the server id in a connection id.

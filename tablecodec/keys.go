@@ -1,12 +1,12 @@
 // Package tablecodec maps tables onto shoal's ordered key-value space: row
-// keys, index keys, index values, row values and catalog (meta) keys, per
-// DESIGN.md "Data layout". It stands on types and tablecodec/codec only.
+// keys, index keys, index values and row values, per DESIGN.md "Data
+// layout". It stands on types and tablecodec/codec only.
 //
 // Key layout (all integers are 8-byte memcomparable, codec.AppendInt):
 //
 //	record key:  't' tableID "_r" handle
 //	index key:   't' tableID "_i" indexID value... [handle]
-//	meta keys:   'm' ... (see MetaPrefix)
+//	meta keys:   'm' ... (laid out by kv/metakey; sort before all tables)
 //
 // The handle is an int handle (8 bytes) or a common handle (memcomparable
 // tuple of the clustered primary-key columns, always longer than 8 bytes);

@@ -186,30 +186,6 @@ func TestHandleHelpers(t *testing.T) {
 	}
 }
 
-func TestMetaKeys(t *testing.T) {
-	db := AppendMetaDBKey(nil, 3)
-	tb := AppendMetaTableKey(nil, 3, 77)
-	if !bytes.HasPrefix(db, MetaDBPrefix()) || !bytes.HasPrefix(tb, AppendMetaTablePrefix(nil, 3)) || !bytes.HasPrefix(tb, db) {
-		t.Fatal("meta prefixes")
-	}
-	if d, tid, isT, err := DecodeMetaKey(db); err != nil || d != 3 || tid != 0 || isT {
-		t.Fatalf("db key: %d %d %v %v", d, tid, isT, err)
-	}
-	if d, tid, isT, err := DecodeMetaKey(tb); err != nil || d != 3 || tid != 77 || !isT {
-		t.Fatalf("table key: %d %d %v %v", d, tid, isT, err)
-	}
-	if _, _, _, err := DecodeMetaKey(AppendMetaGlobalKey(nil, MetaSchemaVersion)); err == nil {
-		t.Fatal("global key decoded as db key")
-	}
-	if bytes.Compare(AppendMetaTableKey(nil, 3, 5), AppendMetaTableKey(nil, 3, 6)) >= 0 ||
-		bytes.Compare(AppendMetaTableKey(nil, 3, math.MaxInt64), AppendMetaDBKey(nil, 4)) >= 0 {
-		t.Fatal("meta key order")
-	}
-	if bytes.Compare(AppendMetaGlobalKey(nil, "x"), TablePrefix(math.MinInt64)) >= 0 {
-		t.Fatal("meta keys must sort before table keys")
-	}
-}
-
 func TestPrefixNext(t *testing.T) {
 	if got := PrefixNext([]byte{1, 2, 0xFF}); !bytes.Equal(got, []byte{1, 3}) {
 		t.Fatalf("got %x", got)

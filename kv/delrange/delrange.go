@@ -26,12 +26,12 @@ import (
 	"fmt"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
 // Prefix holds the queue: Prefix + start ts of the DROP's transaction
-// (8 bytes) + sequence (4 bytes) -> JSON Task. The catalog and the session
-// own the other 'm' prefixes (m\x00..m\x05).
-var Prefix = kv.Key("m\x06dr")
+// (8 bytes) + sequence (4 bytes) -> JSON Task.
+var Prefix = kv.Key(metakey.DeleteRangePrefix)
 
 // Task is one queued range.
 type Task struct {

@@ -54,14 +54,14 @@ import (
 
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/delrange"
+	"github.com/shoaldb/shoal/kv/metakey"
 	"github.com/shoaldb/shoal/kv/tikvclient"
 	"github.com/shoaldb/shoal/pd"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
-// LeaseKey holds the GC leader's lease (JSON lease). The catalog and the
-// session own the other 'm' prefixes (m\x00..m\x04).
-var LeaseKey = kv.Key("m\x05gc_leader")
+// LeaseKey holds the GC leader's lease (JSON lease).
+var LeaseKey = kv.Key(metakey.GCLeaderLease)
 
 // PD is what a worker needs of the placement driver.
 type PD interface {

@@ -79,7 +79,6 @@ import (
 
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
-	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
@@ -224,7 +223,7 @@ func (p *connPool) dial(addr string) ([]storeConn, error) {
 		// backoff grows to two minutes).
 		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 3 * time.Second, Backoff: backoff.Config{
 			BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageSize), grpc.MaxCallSendMsgSize(grpcserver.MaxMessageSize)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(kvrpc.MaxMessageSize), grpc.MaxCallSendMsgSize(kvrpc.MaxMessageSize)),
 	}
 	dopts = append(dopts, p.opts.DialOptions...)
 	var cs []storeConn

@@ -10,8 +10,8 @@ import (
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 )
 
 // cleanupTimeout bounds the rollback after a failed multi-region command.

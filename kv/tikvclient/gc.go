@@ -8,8 +8,8 @@ import (
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 )
 
 // The commands of a GC round (kv/gcworker) address key ranges, not keys:

@@ -7,8 +7,8 @@ import (
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 )
 
 // KvScan reads [StartKey, EndKey) region by region, upwards (or downwards

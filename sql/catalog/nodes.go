@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
 // Schema-version records: every registered SQL node keeps one in kv,
@@ -33,11 +34,8 @@ import (
 // that passed its check with lease left but takes longer than that margin
 // to reach the store may land after a DDL stopped waiting for its node.
 
-// prefixNodeVersion follows the meta prefixes of the catalog (m\x00..m\x03),
-// the session's globals (m\x04), the GC lease (m\x05) and the delete-range
-// queue (m\x06); accounts and grants follow it (m\x08, sql/privilege),
-// then server ids and cross-node kill requests (m\x09, session/globalkill.go).
-var prefixNodeVersion = kv.Key("m\x07sv")
+// prefixNodeVersion + node name holds a node's loaded schema version.
+var prefixNodeVersion = kv.Key(metakey.NodeSchemaVersionPrefix)
 
 func nodeVersionKey(node string) kv.Key {
 	return append(append(kv.Key{}, prefixNodeVersion...), node...)

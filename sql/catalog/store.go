@@ -13,15 +13,16 @@ import (
 
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
-// Meta keys. All start with 'm', which sorts before every table key ('t').
+// The catalog's meta keys (laid out in kv/metakey).
 var (
-	keySchemaVersion = kv.Key("m\x00ver")
-	keyGlobalID      = kv.Key("m\x00gid")
-	prefixDB         = kv.Key("m\x01db")
-	prefixTable      = kv.Key("m\x02tb")
-	prefixAutoID     = kv.Key("m\x03ai")
+	keySchemaVersion = kv.Key(metakey.SchemaVersion)
+	keyGlobalID      = kv.Key(metakey.GlobalID)
+	prefixDB         = kv.Key(metakey.DatabasePrefix)
+	prefixTable      = kv.Key(metakey.TablePrefix)
+	prefixAutoID     = kv.Key(metakey.AutoIDPrefix)
 )
 
 func u64(v uint64) []byte { var b [8]byte; binary.BigEndian.PutUint64(b[:], v); return b[:] }

@@ -1,5 +1,5 @@
 // Package privilege holds accounts, roles and their grants: records in kv
-// under the meta prefix m\x08 (one JSON record per account or role, plus a
+// under the meta keys of kv/metakey (one JSON record per account or role, plus a
 // version key every change bumps), an immutable in-memory snapshot each SQL
 // node reloads when the version moved, MySQL's host-pattern matching and
 // password hashing (mysql_native_password, caching_sha2_password).

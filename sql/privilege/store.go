@@ -12,15 +12,16 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/kv"
+	"github.com/shoaldb/shoal/kv/metakey"
 )
 
-// Keys, following the catalog's meta prefixes (sql/catalog/nodes.go lists
-// them all): m\x08pv is the privilege version, bumped by every change in the
-// change's own transaction (so concurrent changes conflict and retry);
-// m\x08pa<user>\x00<host> holds one account or role as JSON.
+// Keys (laid out in kv/metakey): keyVersion is the privilege version,
+// bumped by every change in the change's own transaction (so concurrent
+// changes conflict and retry); prefixAccount<user>\x00<host> holds one
+// account or role as JSON.
 var (
-	keyVersion    = kv.Key("m\x08pv")
-	prefixAccount = kv.Key("m\x08pa")
+	keyVersion    = kv.Key(metakey.PrivilegeVersion)
+	prefixAccount = kv.Key(metakey.AccountPrefix)
 )
 
 func accountKey(id Ident) kv.Key {

@@ -1,7 +1,8 @@
 // Package engine is the small storage-engine contract that the MVCC layer
-// (store/mvcc) runs on. Two implementations are planned: store/standalone
-// (Pebble directly, the embedded store) and a raftstore (propose, replicate,
-// apply). It knows nothing about transactions or key layout.
+// (store/mvcc) runs on. Two implementations exist: store/pebbleengine
+// (Pebble directly, the embedded store) and store/raftstore (Store.Engine:
+// local snapshots, batches proposed, replicated and applied through Raft
+// onto a pebbleengine). It knows nothing about transactions or key layout.
 //
 // Invariants:
 //   - A Snapshot is a consistent, immutable point-in-time view; its reads
@@ -15,7 +16,7 @@
 // # Key prefixes and versions
 //
 // An engine is opened with the layer above's Split function (for the MVCC
-// layer, mvcc.SplitKey), which says how long the version-less prefix of a
+// layer, mvcckey.SplitKey), which says how long the version-less prefix of a
 // key is. Keys sharing a prefix are versions of one record; the engine
 // keeps bloom filters on prefixes, so Get and SeekPrefixGE skip files that
 // hold no version of the record. Split must obey Pebble's rules: a key

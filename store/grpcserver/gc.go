@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 	"github.com/shoaldb/shoal/store/mvcc"
 )
 

@@ -13,16 +13,16 @@ import (
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/grpcserver/grpctest"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"github.com/shoaldb/shoal/store/service"
-	"github.com/shoaldb/shoal/store/standalone"
 )
 
 // Without a GCHandler, KvScanLock and KvGC answer Unimplemented (before
 // any region check: the store cannot serve them at all).
 func TestGCUnimplementedWithoutHandler(t *testing.T) {
-	eng, err := standalone.Open(t.TempDir(), standalone.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, DisableWAL: true})
+	eng, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, DisableWAL: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,8 @@ import (
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 	"github.com/shoaldb/shoal/store/service"
 )
 
@@ -139,7 +139,9 @@ func (s *Server) Register(g *grpc.Server) { tikvpb.RegisterTikvServer(g, s) }
 
 // MaxMessageSize is the largest request or response the service takes
 // (a big transaction's prewrite, a wide batch get); gRPC's default is 4 MiB.
-const MaxMessageSize = 64 << 20
+// The contract (kvrpc) defines it so that the client agrees without
+// importing the server.
+const MaxMessageSize = kvrpc.MaxMessageSize
 
 // ServerOptions are the grpc.Server options a store should serve with.
 func ServerOptions() []grpc.ServerOption {

@@ -15,8 +15,8 @@ import (
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/tikvpb"
 	"github.com/shoaldb/shoal/store/grpcserver/grpctest"
-	"github.com/shoaldb/shoal/store/grpcserver/wire"
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/kvrpc/wire"
 )
 
 func dial(t *testing.T, addr string) tikvpb.TikvClient {

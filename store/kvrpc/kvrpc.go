@@ -3,11 +3,11 @@
 // transactional command, the errors a store reports, and the Client
 // interface a store is reached through. In embedded mode the store's
 // service implements Client in-process (no serialization); a gRPC client
-// will implement it for the cluster.
+// (kv/tikvclient) implements it for the cluster over gRPC.
 //
 // Requests and responses are plain values (no pointers to them cross the
 // interface), so an in-process call allocates nothing for its envelope.
-// Errors are typed Go errors; a gRPC mapping will turn them into messages.
+// Errors are typed Go errors; package wire maps them to and from protobuf.
 package kvrpc
 
 import (

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 func asyncPrewrite(s *Store, primary string, secondaries []string, start uint64, ms ...kvrpc.Mutation) (kvrpc.PrewriteResponse, error) {
@@ -123,7 +123,7 @@ func TestCheckSecondaryLocks(t *testing.T) {
 // ordinary locks and says so (MinCommitTS 0): the client commits in two
 // phases.
 func TestAsyncCommitNeedsMaxTSSynced(t *testing.T) {
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName})
 	must(t, err)
 	t.Cleanup(func() { e.Close() })
 	s := New(e, Options{NoSync: true, MaxTSSynced: func() bool { return false }})

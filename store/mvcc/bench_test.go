@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // newBenchStore loads n rows (values of ~200 bytes, like sysbench) with
 // versions extra committed versions each.
 func newBenchStore(b *testing.B, n, versions int) *Store {
-	e, err := standalone.Open(b.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 64 << 20})
+	e, err := pebbleengine.Open(b.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,23 +2,19 @@ package mvcc
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 )
 
-// Key-space prefixes (one byte, in place of column families).
+// The key layout (prefixes, user-key encoding, versions, SplitKey) lives
+// in the leaf package mvcckey, shared with store/raftstore; these names
+// keep this package's code and callers reading as before.
 const (
-	// PrefixLocal is reserved for store-local metadata (raft logs, hard
-	// state, apply state, region descriptors). MVCC never reads or writes
-	// keys under it.
-	PrefixLocal byte = 0x01
-	// PrefixLock: PrefixLock + user key -> lock record.
-	PrefixLock byte = 0x10
-	// PrefixWrite: PrefixWrite + enc(user key) + ^commit_ts -> write record.
-	PrefixWrite byte = 0x11
-	// PrefixDefault: PrefixDefault + enc(user key) + ^start_ts -> value.
-	PrefixDefault byte = 0x12
+	PrefixLocal   = mvcckey.PrefixLocal
+	PrefixLock    = mvcckey.PrefixLock
+	PrefixWrite   = mvcckey.PrefixWrite
+	PrefixDefault = mvcckey.PrefixDefault
 )
 
 // ShortValueMaxLen: values up to this size live inline in lock and write
@@ -28,94 +24,30 @@ const (
 const ShortValueMaxLen = 2048
 
 // SplitName names SplitKey's layout on disk (see engine.Split).
-const SplitName = "shoal.mvcc.v1"
+const SplitName = mvcckey.SplitName
 
-// SplitKey is the engine.Split of this layout: a write or default key is
-// prefix + enc(key) (one record) followed by an 8-byte version; lock and
-// local keys have no version. The prefix is found by walking enc's groups,
-// not by counting 8 bytes from the end, so bounds and seek keys without a
-// version (prefix + enc(key), or a shortened enc) split as pure prefixes.
-// Bytewise order agrees with it because enc is prefix-free.
-func SplitKey(key []byte) int {
-	if len(key) == 0 || (key[0] != PrefixWrite && key[0] != PrefixDefault) {
-		return len(key)
-	}
-	for i := 1 + encGroupSize; i < len(key); i += encGroupSize + 1 {
-		if key[i] != encMarker {
-			return i + 1
-		}
-	}
-	return len(key)
-}
+// SplitKey is the engine.Split of this layout (see mvcckey.SplitKey).
+func SplitKey(key []byte) int { return mvcckey.SplitKey(key) }
 
-const encGroupSize = 8
-const encMarker = byte(0xff)
+const encGroupSize = mvcckey.EncGroupSize
 
-var errCorrupt = errors.New("mvcc: corrupt record")
+var errCorrupt = mvcckey.ErrCorrupt
 
-// appendEncodedKey appends the memcomparable, prefix-free encoding of key
-// (groups of 8 bytes, zero padded, each followed by 0xff minus the pad
-// count). Being prefix-free, enc(a)+suffix and enc(b)+suffix order like a
-// and b, so all versions of one user key are adjacent.
-func appendEncodedKey(dst, key []byte) []byte {
-	for len(key) >= encGroupSize {
-		dst = append(dst, key[:encGroupSize]...)
-		dst = append(dst, encMarker)
-		key = key[encGroupSize:]
-	}
-	var pad [encGroupSize]byte
-	dst = append(dst, key...)
-	dst = append(dst, pad[:encGroupSize-len(key)]...)
-	return append(dst, encMarker-byte(encGroupSize-len(key)))
-}
+func appendEncodedKey(dst, key []byte) []byte { return mvcckey.AppendEncodedKey(dst, key) }
 
-// decodeKey decodes an encoded user key from the front of b, appending it
-// to dst; it returns the rest of b.
-func decodeKey(dst, b []byte) ([]byte, []byte, error) {
-	for {
-		if len(b) < encGroupSize+1 {
-			return nil, nil, errCorrupt
-		}
-		marker := b[encGroupSize]
-		pad := int(encMarker - marker)
-		if pad > encGroupSize {
-			return nil, nil, errCorrupt
-		}
-		dst = append(dst, b[:encGroupSize-pad]...)
-		b = b[encGroupSize+1:]
-		if pad != 0 {
-			return dst, b, nil
-		}
-	}
-}
+func decodeKey(dst, b []byte) ([]byte, []byte, error) { return mvcckey.DecodeKey(dst, b) }
 
-func lockKey(buf, key []byte) []byte {
-	buf = append(buf[:0], PrefixLock)
-	return append(buf, key...)
-}
+func lockKey(buf, key []byte) []byte { return mvcckey.LockKey(buf, key) }
 
-// versionedKey: prefix + enc(key) + ^ts.
 func versionedKey(buf []byte, prefix byte, key []byte, ts uint64) []byte {
-	buf = append(buf[:0], prefix)
-	buf = appendEncodedKey(buf, key)
-	return binary.BigEndian.AppendUint64(buf, ^ts)
+	return mvcckey.VersionedKey(buf, prefix, key, ts)
 }
 
-// versionPrefix: prefix + enc(key), the common prefix of all versions.
 func versionPrefix(buf []byte, prefix byte, key []byte) []byte {
-	buf = append(buf[:0], prefix)
-	return appendEncodedKey(buf, key)
+	return mvcckey.VersionPrefix(buf, prefix, key)
 }
 
-// splitVersioned returns the encoded-key part (with the prefix) and the ts
-// of a versioned key.
-func splitVersioned(k []byte) ([]byte, uint64, error) {
-	if len(k) < 1+encGroupSize+1+8 {
-		return nil, 0, errCorrupt
-	}
-	n := len(k) - 8
-	return k[:n], ^binary.BigEndian.Uint64(k[n:]), nil
-}
+func splitVersioned(k []byte) ([]byte, uint64, error) { return mvcckey.SplitVersioned(k) }
 
 // prefixEnd returns the smallest key above every key with prefix p.
 func prefixEnd(p []byte) []byte {

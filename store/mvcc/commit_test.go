@@ -9,14 +9,14 @@ import (
 
 	"github.com/shoaldb/shoal/store/internal/slowfs"
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // newSlowSyncStore is a syncing store whose WAL syncs take delay.
 func newSlowSyncStore(t testing.TB, delay time.Duration) (*Store, *slowfs.FS) {
 	t.Helper()
 	fs := slowfs.New(nil, delay)
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20, FS: fs})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

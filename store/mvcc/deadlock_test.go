@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // fakeClock is a settable clock for TTL tests.
@@ -158,7 +158,7 @@ func (d *countingDetector) CleanUp(txn uint64) {
 
 func newStoreWithDetector(t *testing.T, d DeadlockDetector, refresh time.Duration) *Store {
 	t.Helper()
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

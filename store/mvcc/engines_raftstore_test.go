@@ -11,8 +11,8 @@ import (
 	"github.com/shoaldb/shoal/proto/pdpb"
 	"github.com/shoaldb/shoal/store/engine"
 	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"github.com/shoaldb/shoal/store/raftstore"
-	"github.com/shoaldb/shoal/store/standalone"
 )
 
 // The MVCC tests also run on a raftstore: one region covering every key,
@@ -66,7 +66,7 @@ func openRaftTestEngine(t testing.TB, replicas int) (engine.Engine, mvcc.Options
 			RegionSplitSize: 1 << 40, SplitCheckTicks: 1000,
 			RaftLogGCCountLimit: 1000, RaftLogGCTicks: 10, PDHeartbeatTicks: 1000,
 			ProposalTimeout: 10 * time.Second,
-			Engine:          standalone.Options{BlockCacheSize: 4 << 20, MemTableSize: 2 << 20, FS: vfs.NewMem()},
+			Engine:          pebbleengine.Options{BlockCacheSize: 4 << 20, MemTableSize: 2 << 20, FS: vfs.NewMem()},
 		}
 		s, err := raftstore.Open("/data", cfg, net.Transport(id), pd)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/store/engine"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // testEngine is an engine the MVCC tests run on (DESIGN.md: the same
@@ -29,7 +29,7 @@ func RegisterTestEngine(name string, open func(t testing.TB) (engine.Engine, Opt
 }
 
 func openStandaloneTestEngine(t testing.TB) (engine.Engine, Options) {
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/shoaldb/shoal/store/kvrpc"
 )
 
 // # Garbage collection
@@ -40,19 +42,9 @@ import (
 //     transaction (see embedded's GC worker).
 
 // GCTooEarlyError is returned for a read (or a prewrite/lock) at a
-// timestamp below the GC safe point: the versions it would need may be gone.
-type GCTooEarlyError struct {
-	TS        uint64
-	SafePoint uint64
-}
-
-// GCTooEarly marks the error for clients that see it through the kvrpc
-// surface without importing this package.
-func (e *GCTooEarlyError) GCTooEarly() bool { return true }
-
-func (e *GCTooEarlyError) Error() string {
-	return fmt.Sprintf("mvcc: timestamp %d is older than the GC safe point %d", e.TS, e.SafePoint)
-}
+// timestamp below the GC safe point; it is defined by the contract
+// (kvrpc) so that clients need not import this package.
+type GCTooEarlyError = kvrpc.GCTooEarlyError
 
 // GCSafePoint returns the current safe point (0: never GCed).
 func (s *Store) GCSafePoint() uint64 { return s.safePoint.Load() }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // checkLockCounts compares the store's lock counts with a fresh count of
@@ -46,7 +46,7 @@ func wantLocked(t *testing.T, err error, key string) {
 func TestLockCountFastPath(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*Store, func()) {
-		e, err := standalone.Open(dir, standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+		e, err := pebbleengine.Open(dir, pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}

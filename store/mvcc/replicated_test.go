@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // On a replicated store another store's MVCC writes locks into the same
 // engine (a follower applies them). With NoLockCount a store still sees
 // them; without it a store whose counts never saw the lock would miss it.
 func TestNoLockCountSeesForeignLocks(t *testing.T) {
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestNoLockCountSeesForeignLocks(t *testing.T) {
 // maxTS raised with UpdateMaxTS.
 func TestOnePCNeedsMaxTSSynced(t *testing.T) {
 	allow := false
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: SplitKey, SplitName: SplitName, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -114,7 +114,7 @@ func (s *Store) applyWrite(ac *applyContext, p *peer, cmd *command) error {
 // a user key in r.
 func checkKeysInRegion(ops []byte, r *metapb.Region) error {
 	return forEachOp(ops, func(_ opKind, key, _ []byte) error {
-		uk, err := mvcc.UserKey(key)
+		uk, err := mvcckey.UserKey(key)
 		if err != nil {
 			return newKeyNotInRegion(key, r)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/shoaldb/shoal/proto/raftserverpb"
 	"github.com/shoaldb/shoal/store/engine"
 	"github.com/shoaldb/shoal/store/mvcc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -89,7 +89,7 @@ func testConfig() Config {
 		RaftLogGCTicks:      10,
 		PDHeartbeatTicks:    20,
 		ProposalTimeout:     5 * time.Second,
-		Engine:              standalone.Options{BlockCacheSize: 4 << 20, MemTableSize: 2 << 20},
+		Engine:              pebbleengine.Options{BlockCacheSize: 4 << 20, MemTableSize: 2 << 20},
 	}
 }
 

@@ -3,7 +3,7 @@ package raftstore
 import (
 	"time"
 
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 // Config configures a Store. Zero fields take the defaults noted.
@@ -54,7 +54,7 @@ type Config struct {
 	LeaderLease time.Duration
 
 	// Engine configures Pebble.
-	Engine standalone.Options
+	Engine pebbleengine.Options
 }
 
 func (c *Config) withDefaults() Config {

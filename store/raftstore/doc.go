@@ -7,9 +7,9 @@
 // # Layout
 //
 // Raft log entries, hard state, apply state (applied and truncated index)
-// and region state live under mvcc.PrefixLocal (keys.go); the data under
+// and region state live under mvcckey.PrefixLocal (keys.go); the data under
 // the MVCC prefixes. A region is a range of user keys; its data is one
-// engine range per MVCC prefix (mvcc.EngineRanges), so every version of a
+// engine range per MVCC prefix (mvcckey.EngineRanges), so every version of a
 // user key is in the same region.
 //
 // # The raft goroutine

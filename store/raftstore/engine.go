@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/shoaldb/shoal/store/engine"
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 )
 
 // Engine returns the store's engine.Engine for store/mvcc.
@@ -73,7 +73,7 @@ func (b *proposalBatch) Commit(bool) error {
 	if b.count == 0 {
 		return nil
 	}
-	uk, err := mvcc.UserKey(b.firstKey)
+	uk, err := mvcckey.UserKey(b.firstKey)
 	if err != nil {
 		return err
 	}

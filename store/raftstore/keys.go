@@ -3,10 +3,10 @@ package raftstore
 import (
 	"encoding/binary"
 
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 )
 
-// Local (non-replicated) keys, all under mvcc.PrefixLocal, so they share
+// Local (non-replicated) keys, all under mvcckey.PrefixLocal, so they share
 // the data's Pebble instance and write batches but never its ranges:
 //
 //	local 0x01 region_id 0x01 index -> raftpb.Entry (the raft log)
@@ -29,7 +29,7 @@ const (
 
 func raftPrefix(regionID uint64) []byte {
 	k := make([]byte, 0, 19)
-	k = append(k, mvcc.PrefixLocal, localRaftPrefix)
+	k = append(k, mvcckey.PrefixLocal, localRaftPrefix)
 	return binary.BigEndian.AppendUint64(k, regionID)
 }
 
@@ -59,12 +59,12 @@ func raftStateBounds(regionID uint64) ([]byte, []byte) {
 }
 
 func regionStateKey(regionID uint64) []byte {
-	k := []byte{mvcc.PrefixLocal, localRegionPrefix}
+	k := []byte{mvcckey.PrefixLocal, localRegionPrefix}
 	return binary.BigEndian.AppendUint64(k, regionID)
 }
 
 func regionStateBounds() ([]byte, []byte) {
-	return []byte{mvcc.PrefixLocal, localRegionPrefix}, []byte{mvcc.PrefixLocal, localRegionPrefix + 1}
+	return []byte{mvcckey.PrefixLocal, localRegionPrefix}, []byte{mvcckey.PrefixLocal, localRegionPrefix + 1}
 }
 
-func storeIdentKey() []byte { return []byte{mvcc.PrefixLocal, localStoreIdent} }
+func storeIdentKey() []byte { return []byte{mvcckey.PrefixLocal, localStoreIdent} }

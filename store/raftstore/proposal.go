@@ -1,7 +1,10 @@
 package raftstore
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -111,4 +114,88 @@ func (q *proposalQueue) failAll(err error) {
 		pr.finish(err)
 		delete(q.byIndex, i)
 	}
+}
+
+// ---- routing proposals to the raft goroutine ----
+
+func (s *Store) newProposalID() uint64 { return s.nextProposalID.Add(1) }
+
+// submit queues a proposal for the raft goroutine and waits for its
+// result: nil once applied on this (leader) peer, a RegionError if it
+// definitely was not applied, ErrTimeout if unknown.
+func (s *Store) submit(ctx context.Context, pr *proposal) error {
+	done := make(chan error, 1)
+	pr.done = done
+	select {
+	case s.propCh <- pr:
+	case <-s.loopDone:
+		return ErrStopped
+	default:
+		return newServerIsBusy("raft proposal queue is full")
+	}
+	timer := time.NewTimer(s.cfg.ProposalTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return ErrTimeout
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
+	case <-s.loopDone:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ErrStopped
+		}
+	}
+}
+
+func (s *Store) onProposal(pr *proposal) {
+	p := s.peers[pr.regionID]
+	if p == nil {
+		pr.finish(newRegionNotFound(pr.regionID))
+		return
+	}
+	s.proposeOnLoop(pr)
+}
+
+// proposeOnLoop hands a proposal to raft (on the raft goroutine).
+func (s *Store) proposeOnLoop(pr *proposal) {
+	p := s.peers[pr.regionID]
+	if p == nil {
+		pr.finish(newRegionNotFound(pr.regionID))
+		return
+	}
+	if !p.isLeader {
+		pr.finish(newNotLeader(pr.regionID, p.leaderPeer()))
+		return
+	}
+	if pr.leaderGen != 0 && (!p.leaderReady || p.leaderSinceGen > pr.leaderGen) {
+		// The command was planned on a snapshot taken before this leader
+		// had applied everything earlier leaders committed: it may have
+		// missed some of their writes. The client retries here.
+		pr.finish(newNotLeader(pr.regionID, p.self()))
+		return
+	}
+	if pr.check != nil {
+		if err := pr.check(p); err != nil {
+			pr.finish(err)
+			return
+		}
+	}
+	var err error
+	pr.proposedAt = monoNow()
+	if pr.cc != nil {
+		err = p.rn.ProposeConfChange(*pr.cc)
+	} else {
+		err = p.rn.Propose(pr.data)
+	}
+	if err != nil {
+		pr.finish(newNotLeader(pr.regionID, p.leaderPeer()))
+		return
+	}
+	p.props.addUnindexed(pr)
+	s.markDirty(p)
 }

@@ -1,7 +1,12 @@
 package raftstore
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/shoaldb/shoal/proto/metapb"
 )
 
 // Linearizable reads use raft's ReadIndex (ReadOnlySafe): the leader
@@ -109,4 +114,115 @@ func (q *readQueue) failEverything(err error) {
 		}
 	}
 	q.ready = nil
+}
+
+// ---- routing reads: lease or ReadIndex ----
+
+// CheckLeader checks, without consulting raft, that this store's peer of
+// a region is its leader and that epoch (if given) has the region's
+// current version. It is a fast pre-check; RegionRead is the one that
+// makes a read linearizable.
+func (s *Store) CheckLeader(regionID uint64, epoch *metapb.RegionEpoch) (*metapb.Region, error) {
+	p := s.router.get(regionID)
+	if p == nil {
+		return nil, newRegionNotFound(regionID)
+	}
+	v := p.view.Load()
+	if !v.isLeader {
+		return nil, newNotLeader(regionID, v.leader)
+	}
+	if epoch != nil && epoch.GetVersion() != v.region.GetRegionEpoch().GetVersion() {
+		return nil, s.epochNotMatch(v.region)
+	}
+	return v.region, nil
+}
+
+// RegionRead makes a read (or an MVCC command, whose checks read) of a
+// region linearizable: it returns once this store's peer is known to be
+// the leader of the current term and has applied everything committed
+// before the call, so any engine snapshot taken after it returns sees
+// every write acknowledged before the call. It returns the region as of
+// the check (for key range checks) or a RegionError.
+func (s *Store) RegionRead(ctx context.Context, regionID uint64, epoch *metapb.RegionEpoch) (*metapb.Region, error) {
+	region, err := s.CheckLeader(regionID, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if p := s.router.get(regionID); p != nil && p.leaseValid(monoNow()) {
+		leaseReads.Add(1)
+		return region, nil
+	}
+	readIndexReads.Add(1)
+	done := make(chan error, 1)
+	r := &readReq{regionID: regionID, done: done, check: func(p *peer) error {
+		if epoch != nil && epoch.GetVersion() != p.region.GetRegionEpoch().GetVersion() {
+			return s.epochNotMatch(p.region)
+		}
+		return nil
+	}}
+	select {
+	case s.readCh <- r:
+	case <-s.loopDone:
+		return nil, ErrStopped
+	default:
+		return nil, newServerIsBusy("raft read queue is full")
+	}
+	timer := time.NewTimer(s.cfg.ProposalTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+	case <-timer.C:
+		err = ErrTimeout
+	case <-ctx.Done():
+		err = fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
+	case <-s.loopDone:
+		err = ErrStopped
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := s.router.get(regionID)
+	if p == nil {
+		return nil, newRegionNotFound(regionID)
+	}
+	return p.view.Load().region, nil
+}
+
+func (s *Store) onRead(r *readReq) {
+	p := s.peers[r.regionID]
+	if p == nil {
+		r.finish(newRegionNotFound(r.regionID))
+		return
+	}
+	if !p.isLeader {
+		r.finish(newNotLeader(r.regionID, p.leaderPeer()))
+		return
+	}
+	if err := r.check(p); err != nil {
+		r.finish(err)
+		return
+	}
+	// A read without a lease asks for one (maybeRenewLease).
+	p.leaseUsed.Store(true)
+	p.reads.pending = append(p.reads.pending, r)
+	s.markDirty(p)
+}
+
+// epochNotMatch builds the error for a request planned under another
+// epoch of region r: the current region and, after splits, its siblings
+// on this store that cover the rest of the old range (the client
+// refreshes from PD for the others).
+func (s *Store) epochNotMatch(r *metapb.Region) *EpochNotMatchError {
+	regions := []*metapb.Region{r}
+	end := r.GetEndKey()
+	for i := 0; i < 2 && len(end) > 0; i++ {
+		q := s.router.byKey(end)
+		if q == nil {
+			break
+		}
+		qr := q.view.Load().region
+		regions = append(regions, qr)
+		end = qr.GetEndKey()
+	}
+	return newEpochNotMatch(regions...)
 }

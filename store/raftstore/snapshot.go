@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -79,7 +79,7 @@ func (ps *peerStorage) snapshot() (raftpb.Snapshot, error) {
 
 func buildSnapshotData(view *pebble.Snapshot, region *metapb.Region) ([]byte, error) {
 	rs := &raftserverpb.RegionSnapshot{Region: region}
-	for _, r := range mvcc.EngineRanges(region.GetStartKey(), region.GetEndKey()) {
+	for _, r := range mvcckey.EngineRanges(region.GetStartKey(), region.GetEndKey()) {
 		it, err := view.NewIter(&pebble.IterOptions{LowerBound: r.Start, UpperBound: r.End})
 		if err != nil {
 			return nil, err
@@ -183,7 +183,7 @@ func (p *peer) afterSnapshot(snap raftpb.Snapshot) {
 
 // deleteRegionData deletes every data key of region r.
 func deleteRegionData(wb *pebble.Batch, r *metapb.Region) {
-	for _, rg := range mvcc.EngineRanges(r.GetStartKey(), r.GetEndKey()) {
+	for _, rg := range mvcckey.EngineRanges(r.GetStartKey(), r.GetEndKey()) {
 		_ = wb.DeleteRange(rg.Start, rg.End, nil)
 	}
 }

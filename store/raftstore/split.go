@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
-	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -61,7 +61,7 @@ func (s *Store) maybeSplitCheck(p *peer) {
 // findSplitKey returns the size of region's data and, if it exceeds
 // limit, a user key splitting it in about equal halves.
 func findSplitKey(view *pebble.Snapshot, region *metapb.Region, limit uint64) (uint64, []byte, error) {
-	ranges := mvcc.EngineRanges(region.GetStartKey(), region.GetEndKey())
+	ranges := mvcckey.EngineRanges(region.GetStartKey(), region.GetEndKey())
 	var total uint64
 	sizes := make([]uint64, len(ranges))
 	for i, r := range ranges {
@@ -100,7 +100,7 @@ func findSplitKey(view *pebble.Snapshot, region *metapb.Region, limit uint64) (u
 		if acc < sizes[best]/2 {
 			continue
 		}
-		uk, err := mvcc.UserKey(it.Key())
+		uk, err := mvcckey.UserKey(it.Key())
 		if err != nil {
 			return 0, nil, err
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
-	"github.com/shoaldb/shoal/store/mvcc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -22,7 +22,7 @@ import (
 // driven by one raft goroutine over one Pebble instance.
 type Store struct {
 	cfg   Config
-	eng   *standalone.Engine
+	eng   *pebbleengine.Engine
 	db    *pebble.DB
 	trans Transport
 	pd    PDClient
@@ -69,8 +69,8 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 	}
 	cfg = cfg.withDefaults()
 	// The MVCC layer finds a record's versions by prefix (bloom filters).
-	cfg.Engine.Split, cfg.Engine.SplitName = mvcc.SplitKey, mvcc.SplitName
-	eng, err := standalone.Open(dir, cfg.Engine)
+	cfg.Engine.Split, cfg.Engine.SplitName = mvcckey.SplitKey, mvcckey.SplitName
+	eng, err := pebbleengine.Open(dir, cfg.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -630,199 +630,4 @@ func (s *Store) Campaign(regionID uint64) error {
 		s.markDirty(p)
 		return p.rn.Campaign()
 	})
-}
-
-// ---- proposals ----
-
-func (s *Store) newProposalID() uint64 { return s.nextProposalID.Add(1) }
-
-// submit queues a proposal for the raft goroutine and waits for its
-// result: nil once applied on this (leader) peer, a RegionError if it
-// definitely was not applied, ErrTimeout if unknown.
-func (s *Store) submit(ctx context.Context, pr *proposal) error {
-	done := make(chan error, 1)
-	pr.done = done
-	select {
-	case s.propCh <- pr:
-	case <-s.loopDone:
-		return ErrStopped
-	default:
-		return newServerIsBusy("raft proposal queue is full")
-	}
-	timer := time.NewTimer(s.cfg.ProposalTimeout)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-timer.C:
-		return ErrTimeout
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
-	case <-s.loopDone:
-		select {
-		case err := <-done:
-			return err
-		default:
-			return ErrStopped
-		}
-	}
-}
-
-func (s *Store) onProposal(pr *proposal) {
-	p := s.peers[pr.regionID]
-	if p == nil {
-		pr.finish(newRegionNotFound(pr.regionID))
-		return
-	}
-	s.proposeOnLoop(pr)
-}
-
-// proposeOnLoop hands a proposal to raft (on the raft goroutine).
-func (s *Store) proposeOnLoop(pr *proposal) {
-	p := s.peers[pr.regionID]
-	if p == nil {
-		pr.finish(newRegionNotFound(pr.regionID))
-		return
-	}
-	if !p.isLeader {
-		pr.finish(newNotLeader(pr.regionID, p.leaderPeer()))
-		return
-	}
-	if pr.leaderGen != 0 && (!p.leaderReady || p.leaderSinceGen > pr.leaderGen) {
-		// The command was planned on a snapshot taken before this leader
-		// had applied everything earlier leaders committed: it may have
-		// missed some of their writes. The client retries here.
-		pr.finish(newNotLeader(pr.regionID, p.self()))
-		return
-	}
-	if pr.check != nil {
-		if err := pr.check(p); err != nil {
-			pr.finish(err)
-			return
-		}
-	}
-	var err error
-	pr.proposedAt = monoNow()
-	if pr.cc != nil {
-		err = p.rn.ProposeConfChange(*pr.cc)
-	} else {
-		err = p.rn.Propose(pr.data)
-	}
-	if err != nil {
-		pr.finish(newNotLeader(pr.regionID, p.leaderPeer()))
-		return
-	}
-	p.props.addUnindexed(pr)
-	s.markDirty(p)
-}
-
-// ---- reads ----
-
-// CheckLeader checks, without consulting raft, that this store's peer of
-// a region is its leader and that epoch (if given) has the region's
-// current version. It is a fast pre-check; RegionRead is the one that
-// makes a read linearizable.
-func (s *Store) CheckLeader(regionID uint64, epoch *metapb.RegionEpoch) (*metapb.Region, error) {
-	p := s.router.get(regionID)
-	if p == nil {
-		return nil, newRegionNotFound(regionID)
-	}
-	v := p.view.Load()
-	if !v.isLeader {
-		return nil, newNotLeader(regionID, v.leader)
-	}
-	if epoch != nil && epoch.GetVersion() != v.region.GetRegionEpoch().GetVersion() {
-		return nil, s.epochNotMatch(v.region)
-	}
-	return v.region, nil
-}
-
-// RegionRead makes a read (or an MVCC command, whose checks read) of a
-// region linearizable: it returns once this store's peer is known to be
-// the leader of the current term and has applied everything committed
-// before the call, so any engine snapshot taken after it returns sees
-// every write acknowledged before the call. It returns the region as of
-// the check (for key range checks) or a RegionError.
-func (s *Store) RegionRead(ctx context.Context, regionID uint64, epoch *metapb.RegionEpoch) (*metapb.Region, error) {
-	region, err := s.CheckLeader(regionID, epoch)
-	if err != nil {
-		return nil, err
-	}
-	if p := s.router.get(regionID); p != nil && p.leaseValid(monoNow()) {
-		leaseReads.Add(1)
-		return region, nil
-	}
-	readIndexReads.Add(1)
-	done := make(chan error, 1)
-	r := &readReq{regionID: regionID, done: done, check: func(p *peer) error {
-		if epoch != nil && epoch.GetVersion() != p.region.GetRegionEpoch().GetVersion() {
-			return s.epochNotMatch(p.region)
-		}
-		return nil
-	}}
-	select {
-	case s.readCh <- r:
-	case <-s.loopDone:
-		return nil, ErrStopped
-	default:
-		return nil, newServerIsBusy("raft read queue is full")
-	}
-	timer := time.NewTimer(s.cfg.ProposalTimeout)
-	defer timer.Stop()
-	select {
-	case err = <-done:
-	case <-timer.C:
-		err = ErrTimeout
-	case <-ctx.Done():
-		err = fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
-	case <-s.loopDone:
-		err = ErrStopped
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := s.router.get(regionID)
-	if p == nil {
-		return nil, newRegionNotFound(regionID)
-	}
-	return p.view.Load().region, nil
-}
-
-func (s *Store) onRead(r *readReq) {
-	p := s.peers[r.regionID]
-	if p == nil {
-		r.finish(newRegionNotFound(r.regionID))
-		return
-	}
-	if !p.isLeader {
-		r.finish(newNotLeader(r.regionID, p.leaderPeer()))
-		return
-	}
-	if err := r.check(p); err != nil {
-		r.finish(err)
-		return
-	}
-	// A read without a lease asks for one (maybeRenewLease).
-	p.leaseUsed.Store(true)
-	p.reads.pending = append(p.reads.pending, r)
-	s.markDirty(p)
-}
-
-// epochNotMatch builds the error for a request planned under another
-// epoch of region r: the current region and, after splits, its siblings
-// on this store that cover the rest of the old range (the client
-// refreshes from PD for the others).
-func (s *Store) epochNotMatch(r *metapb.Region) *EpochNotMatchError {
-	regions := []*metapb.Region{r}
-	end := r.GetEndKey()
-	for i := 0; i < 2 && len(end) > 0; i++ {
-		q := s.router.byKey(end)
-		if q == nil {
-			break
-		}
-		qr := q.view.Load().region
-		regions = append(regions, qr)
-		end = qr.GetEndKey()
-	}
-	return newEpochNotMatch(regions...)
 }

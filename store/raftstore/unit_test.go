@@ -11,7 +11,7 @@ import (
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
-	"github.com/shoaldb/shoal/store/standalone"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 )
 
 func TestCommandRoundTrip(t *testing.T) {
@@ -91,7 +91,7 @@ func TestTermRuns(t *testing.T) {
 // every record of a user key maps back to it and lies in the ranges of a
 // region holding it, and only of such regions.
 func TestEngineRanges(t *testing.T) {
-	e, err := standalone.Open(t.TempDir(), standalone.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, BlockCacheSize: 1 << 20, MemTableSize: 1 << 20})
+	e, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, BlockCacheSize: 1 << 20, MemTableSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

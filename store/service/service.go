@@ -1,7 +1,8 @@
 // Package service is a store's request handler: the kvrpc surface in front
 // of the MVCC engine. It implements kvrpc.Client, so in embedded mode the kv
-// client calls it in-process with no serialization; a gRPC server will wrap
-// the same methods for the cluster.
+// client calls it in-process with no serialization; in a cluster,
+// store/grpcserver serves the same methods over gRPC (store/storenode wires
+// them onto the raftstore's engine).
 //
 // Invariants: every call is rejected with kv.ErrClosed-equivalent
 // ErrStoreClosed once Close has begun, and Close waits for calls in flight,

@@ -1,8 +1,8 @@
 // Package grpctest starts in-process stores served over gRPC on loopback,
 // for tests of the store's gRPC face and of clients that talk to it: each
-// store is a real standalone Pebble engine, MVCC store and store service
-// behind a grpcserver.Server, with a RegionTable deciding which regions
-// each store leads; each store counts the calls and batch streams it is
+// store is a real Pebble engine (store/pebbleengine), MVCC store and
+// store service behind a grpcserver.Server, with a RegionTable deciding
+// which regions each store leads; each store counts the calls and batch streams it is
 // sent (Store.Calls).
 //
 // Invariants: servers listen on 127.0.0.1 only (a free port chosen by the
@@ -26,8 +26,8 @@ import (
 	"github.com/shoaldb/shoal/store/grpcserver"
 	"github.com/shoaldb/shoal/store/kvrpc"
 	"github.com/shoaldb/shoal/store/mvcc"
+	"github.com/shoaldb/shoal/store/pebbleengine"
 	"github.com/shoaldb/shoal/store/service"
-	"github.com/shoaldb/shoal/store/standalone"
 )
 
 // Store is one served store.
@@ -211,7 +211,7 @@ func NewCluster(t testing.TB, o Options) *Cluster {
 // (after the servers, which register their cleanups later).
 func openService(t testing.TB) *service.Service {
 	t.Helper()
-	eng, err := standalone.Open(t.TempDir(), standalone.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, BlockCacheSize: 4 << 20, MemTableSize: 4 << 20, DisableWAL: true})
+	eng, err := pebbleengine.Open(t.TempDir(), pebbleengine.Options{Split: mvcc.SplitKey, SplitName: mvcc.SplitName, BlockCacheSize: 4 << 20, MemTableSize: 4 << 20, DisableWAL: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/mvcc"
 )
 
 var rc = &kvrpcpb.Context{RegionId: 7}
@@ -142,7 +141,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		&kvrpc.TxnCommittedError{Key: k1, StartTS: 1, CommitTS: 2},
 		&kvrpc.DeadlockError{Key: k1, LockTS: 1, WaitChain: []uint64{1, 2, 3}},
 		&kvrpc.LockWaitTimeoutError{Lock: lock},
-		&mvcc.GCTooEarlyError{SafePoint: 100},
+		&kvrpc.GCTooEarlyError{SafePoint: 100},
 		&StoreError{Msg: "disk on fire"},
 	} {
 		t.Run(fmt.Sprintf("%T", err), func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"github.com/shoaldb/shoal/proto/errorpb"
 	"github.com/shoaldb/shoal/proto/kvrpcpb"
 	"github.com/shoaldb/shoal/store/kvrpc"
-	"github.com/shoaldb/shoal/store/mvcc"
 )
 
 // StoreError is a store failure with no typed form on the wire (an engine
@@ -64,7 +63,7 @@ func KeyErrorToPB(err error) *kvrpcpb.KeyError {
 		cm     *kvrpc.TxnCommittedError
 		dl     *kvrpc.DeadlockError
 		lwt    *kvrpc.LockWaitTimeoutError
-		gc     *mvcc.GCTooEarlyError
+		gc     *kvrpc.GCTooEarlyError
 		gcAny  interface{ GCTooEarly() bool }
 	)
 	switch {
@@ -151,7 +150,7 @@ func KeyErrorFromPB(e *kvrpcpb.KeyError) error {
 	case e.LockWaitTimeout != nil:
 		return &kvrpc.LockWaitTimeoutError{Lock: lockInfoFromPB(e.LockWaitTimeout)}
 	case e.GcTooEarlySafePoint != 0:
-		return &mvcc.GCTooEarlyError{SafePoint: e.GcTooEarlySafePoint}
+		return &kvrpc.GCTooEarlyError{SafePoint: e.GcTooEarlySafePoint}
 	case e.Abort != "":
 		return &StoreError{Msg: e.Abort}
 	}

@@ -1,12 +1,14 @@
-// Package standalone is the embedded storage engine: store/engine.Engine
-// implemented directly on one Pebble instance, without replication. It is
-// what `shoal server` runs on.
+// Package pebbleengine is store/engine.Engine implemented on one Pebble
+// instance. It is the whole engine of the embedded store (`shoal server`,
+// no replication) and, in a cluster, the local engine under
+// store/raftstore, which keeps raft state and region data in it and
+// replicates the batches above it.
 //
 // Invariants: one process owns a data directory at a time (Pebble's LOCK
 // file); a synced batch commit is in Pebble's WAL and fsynced before Commit
 // returns, and concurrent synced commits share fsyncs (Pebble's commit
 // pipeline does group commit).
-package standalone
+package pebbleengine
 
 import (
 	"bytes"
@@ -114,7 +116,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	opts.EnsureDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
-		return nil, fmt.Errorf("standalone: open %s: %w", dir, err)
+		return nil, fmt.Errorf("pebbleengine: open %s: %w", dir, err)
 	}
 	return &Engine{db: db, splitName: o.SplitName}, nil
 }

@@ -1,0 +1,6 @@
+// Package layering holds tests that keep the package graph as
+// ARCHITECTURE.md describes it: the SQL node (kv/..., sql/..., session)
+// reaches a store only through the contract (store/kvrpc and its wire
+// codec), never through the store's implementation (mvcc, engine,
+// service, raftstore, grpcserver).
+package layering
