@@ -16,8 +16,9 @@ import (
 	"github.com/shoaldb/shoal/session"
 )
 
-// startSpillServer is startKillServer spilling to tempDir.
-func startSpillServer(t *testing.T, tempDir string) string {
+// startSpillServer is startKillServer spilling to tempDir; it returns the
+// DSN and the backend.
+func startSpillServer(t *testing.T, tempDir string) (string, *session.Backend) {
 	t.Helper()
 	store, err := embedded.Open(t.TempDir(), embedded.Options{NoSync: true, BlockCacheSize: 8 << 20, MemTableSize: 4 << 20})
 	if err != nil {
@@ -35,7 +36,7 @@ func startSpillServer(t *testing.T, tempDir string) string {
 	srv := server.New(server.Config{}, b)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return "root@tcp(" + ln.Addr().String() + ")/test"
+	return "root@tcp(" + ln.Addr().String() + ")/test", b
 }
 
 // openSpillFiles counts this process's open files under dir (spill files
@@ -101,7 +102,8 @@ func fillJoinTables(t *testing.T, c *sql.Conn) {
 // with 8175 after the bounded repartitioning.
 func TestMemQuotaHashJoinSpills(t *testing.T) {
 	tmp := t.TempDir()
-	db, err := sql.Open("mysql", startSpillServer(t, tmp))
+	dsn, _ := startSpillServer(t, tmp)
+	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (e *joinExec) Open() error {
 		e.mem += rowMem(r) + 16
 	}
 	if e.ctx.consumeMem(e.mem) && e.mem >= minSpillBytes {
-		return errMemQuotaExceeded()
+		return e.ctx.errOverMem()
 	}
 	e.rightRows = rows
 	return nil

@@ -371,7 +371,7 @@ func (e *joinExec) loadPartition(p *joinPartition) (bool, error) {
 		e.mem += n
 		if e.ctx.consumeMem(n) && e.mem >= minSpillBytes {
 			if p.depth >= joinMaxRepartitions {
-				return false, errMemQuotaExceeded()
+				return false, e.ctx.errOverMem()
 			}
 			return false, e.repartition(p)
 		}
