@@ -131,18 +131,13 @@ func (e *joinExec) Next() (types.Row, error) {
 			}
 			e.matches = rows
 		} else if e.table != nil {
-			vals := make([]types.Datum, len(e.plan.EqLeft))
-			null := false
-			for i, k := range e.plan.EqLeft {
-				if vals[i], err = k.Eval(e.ctx.Eval, left); err != nil {
-					return nil, err
-				}
-				null = null || vals[i].IsNull()
+			key, null, err := e.joinKey(e.plan.EqLeft, left)
+			if err != nil {
+				return nil, err
 			}
 			e.matches = nil
 			if !null {
-				e.keyBuf = groupKey(e.keyBuf[:0], e.plan.EqLeft, vals)
-				e.matches = e.table[string(e.keyBuf)]
+				e.matches = e.table[string(key)]
 			}
 		} else {
 			e.matches = e.rightRows

@@ -45,9 +45,9 @@ func (c *Context) syncServerMem() (over bool) {
 // counter (an operator that was not closed) and stops reporting; the
 // session calls it when the statement ends.
 func (c *Context) ReleaseServerMem() {
-	if c.ServerMem != nil {
+	if c.ServerMem != nil && c.serverHeld != 0 {
 		c.ServerMem.used.Add(-c.serverHeld)
 		c.serverHeld = 0
-		c.ServerMem = nil
 	}
+	c.ServerMem = nil
 }
