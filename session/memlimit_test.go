@@ -36,6 +36,11 @@ func TestServerMemoryLimitVariable(t *testing.T) {
 			t.Fatalf("set %s: %v, want 1231", val, err)
 		}
 	}
+	mustExec(t, c, "SET GLOBAL tidb_server_memory_limit = '1GB'")
+	mustExec(t, c, "SET GLOBAL tidb_server_memory_limit = DEFAULT")
+	if got := queryStrings(t, c, "SELECT @@global.tidb_server_memory_limit"); got[0] != "0" {
+		t.Fatalf("after DEFAULT: %v, want 0", got)
+	}
 	_, err = c.ExecContext(context.Background(), "SET SESSION tidb_server_memory_limit = 0")
 	if mysqlErrNum(err) != 1229 {
 		t.Fatalf("SET SESSION: %v, want 1229", err)
