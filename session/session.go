@@ -73,6 +73,9 @@ type Backend struct {
 	catalog *catalog.Catalog
 	cfg     Config
 	globals *globalVars
+	// serverMem counts statements' tracked memory against
+	// tidb_server_memory_limit (memlimit.go).
+	serverMem executor.ServerMemory
 
 	syncing  bool // other SQL nodes share the store
 	stopSync context.CancelFunc
@@ -101,6 +104,7 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{store: store, catalog: cat, cfg: cfg, globals: &globalVars{vals: map[string]string{}}}
+	b.serverMem.Limit = b.serverMemoryLimit
 	for _, db := range []string{"mysql", "test"} {
 		if cat.InfoSchema().DB(db) == nil {
 			ddl := &executor.DDL{Catalog: cat}
@@ -203,6 +207,10 @@ type Session struct {
 	// processListFn is information_schema.PROCESSLIST's rows (made once:
 	// a method value allocates).
 	processListFn func() []types.Row
+
+	// memStmt is the last statement counting against the node's memory
+	// limit (memlimit.go).
+	memStmt *executor.Context
 }
 
 type stmtOutcome struct {
@@ -265,6 +273,7 @@ func (s *Session) Close() {
 	}
 	s.releasePrepared(len(s.prepared))
 	clear(s.prepared)
+	s.releaseStatementMemory()
 }
 
 func (s *Session) getSysVar(name string, global bool) (string, error) {
@@ -483,6 +492,7 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 		Privs: s}
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
+	s.trackStatementMemory(ec)
 	return ec
 }
 

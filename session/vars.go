@@ -190,6 +190,8 @@ func normalizeVar(name, val string) (string, error) {
 			return "INT_ONLY", nil
 		}
 		return "", errno.NewStd(mysql.ErrWrongValueForVar, name, val)
+	case "tidb_server_memory_limit":
+		return normalizeServerMemoryLimit(name, val)
 	case "tidb_gc_life_time", "tidb_gc_run_interval":
 		d, err := time.ParseDuration(strings.ToLower(val))
 		if err != nil || d < time.Second {

@@ -98,7 +98,7 @@ func (e *hashAggExec) add(row types.Row, spillable bool) error {
 		// spill or fail as they grow).
 		if e.ctx.consumeMem(n) && e.mem >= minSpillBytes {
 			if !spillable {
-				return errMemQuotaExceeded()
+				return e.ctx.errOverMem()
 			}
 			e.spill = newAggSpill(e.ctx.SpillDir)
 		}

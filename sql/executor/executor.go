@@ -60,6 +60,10 @@ type Context struct {
 	MemQuota int64
 	SpillDir string
 	memUsed  int64
+	// ServerMem, when set, also counts the memory against the server's
+	// limit (memlimit.go); serverHeld is what it was told so far.
+	ServerMem  *ServerMemory
+	serverHeld int64
 	// Privs, when set, filters information_schema to what the user may
 	// see and produces the mysql grant tables (memtable_mysql.go).
 	Privs PrivilegeView

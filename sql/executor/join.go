@@ -25,6 +25,8 @@ type joinExec struct {
 	keyBuf    []byte
 	interrupt interruptTicker
 	mem       int64 // the right side's rows, counted against the quota
+	keyVals   []types.Datum
+	spill     *joinSpill // a hash join over the quota (join_spill.go)
 
 	// batch reads an index join's right side for batches of left rows; nil
 	// when it is read per left row.
@@ -36,6 +38,7 @@ func (e *joinExec) Open() error {
 		return err
 	}
 	e.cur, e.matches = nil, nil
+	e.resetJoinSpill()
 	if e.plan.IndexJoin {
 		for len(e.ctx.Eval.Slots) <= e.plan.Slot {
 			e.ctx.Eval.Slots = append(e.ctx.Eval.Slots, nil)
@@ -48,43 +51,26 @@ func (e *joinExec) Open() error {
 		}
 		return nil
 	}
+	if len(e.plan.EqRight) > 0 {
+		return e.buildHashTable()
+	}
 	rows, err := Drain(e.right)
 	if err != nil {
 		return err
 	}
-	// The right side is held whole: count it against the quota.
-	e.ctx.releaseMem(e.mem)
-	e.mem = 0
+	// A nested loop holds the right side whole and cannot spill it.
 	for _, r := range rows {
 		e.mem += rowMem(r) + 16
 	}
 	if e.ctx.consumeMem(e.mem) && e.mem >= minSpillBytes {
-		return errMemQuotaExceeded()
+		return e.ctx.errOverMem()
 	}
-	e.rightRows, e.cur, e.matches = rows, nil, nil
-	if len(e.plan.EqRight) > 0 {
-		e.table = make(map[string][]types.Row, len(rows))
-		vals := make([]types.Datum, len(e.plan.EqRight))
-	next:
-		for _, r := range rows {
-			for i, k := range e.plan.EqRight {
-				if vals[i], err = k.Eval(e.ctx.Eval, r); err != nil {
-					return err
-				}
-				if vals[i].IsNull() {
-					continue next
-				}
-			}
-			key := string(groupKey(nil, e.plan.EqRight, vals))
-			e.table[key] = append(e.table[key], r)
-		}
-	}
+	e.rightRows = rows
 	return nil
 }
 
 func (e *joinExec) Close() error {
-	e.ctx.releaseMem(e.mem)
-	e.mem = 0
+	e.resetJoinSpill()
 	if e.plan.IndexJoin {
 		e.right.Close()
 	}
@@ -131,7 +117,7 @@ func (e *joinExec) Next() (types.Row, error) {
 			e.cur, e.matches, e.mpos, e.matched = left, matches, 0, false
 			continue
 		}
-		left, err := e.left.Next()
+		left, err := e.nextLeft()
 		if err != nil || left == nil {
 			return nil, err
 		}
@@ -145,21 +131,24 @@ func (e *joinExec) Next() (types.Row, error) {
 			}
 			e.matches = rows
 		} else if e.table != nil {
-			vals := make([]types.Datum, len(e.plan.EqLeft))
-			null := false
-			for i, k := range e.plan.EqLeft {
-				if vals[i], err = k.Eval(e.ctx.Eval, left); err != nil {
-					return nil, err
-				}
-				null = null || vals[i].IsNull()
+			key, null, err := e.joinKey(e.plan.EqLeft, left)
+			if err != nil {
+				return nil, err
 			}
 			e.matches = nil
 			if !null {
-				e.keyBuf = groupKey(e.keyBuf[:0], e.plan.EqLeft, vals)
-				e.matches = e.table[string(e.keyBuf)]
+				e.matches = e.table[string(key)]
 			}
 		} else {
 			e.matches = e.rightRows
 		}
 	}
+}
+
+// nextLeft is the next row of the left side, or of the spilled partitions.
+func (e *joinExec) nextLeft() (types.Row, error) {
+	if e.spill != nil {
+		return e.nextSpilledLeft()
+	}
+	return e.left.Next()
 }

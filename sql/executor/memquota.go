@@ -9,8 +9,9 @@ import (
 
 // Memory quota of a statement (tidb_mem_quota_query): sort, hash
 // aggregation and hash join count what they hold in Context.memUsed. Over
-// Context.MemQuota a sort spills sorted runs to disk; aggregation and joins
-// cannot and fail with 8175.
+// Context.MemQuota a sort spills sorted runs to disk, a hash aggregation
+// and a hash join spill partitions (agg_spill.go, join_spill.go); a
+// nested-loop join's inner side cannot spill and fails with 8175.
 
 const datumSize = int64(unsafe.Sizeof(types.Datum{}))
 
@@ -30,17 +31,29 @@ func rowMem(row types.Row) int64 {
 // it is now over its quota.
 func (c *Context) consumeMem(n int64) (over bool) {
 	c.memUsed += n
+	if c.ServerMem != nil && c.memUsed-c.serverHeld >= serverMemStep && c.syncServerMem() {
+		return true
+	}
 	return c.MemQuota > 0 && c.memUsed > c.MemQuota
 }
 
 // releaseMem returns n bytes an operator no longer holds.
-func (c *Context) releaseMem(n int64) { c.memUsed -= n }
+func (c *Context) releaseMem(n int64) {
+	c.memUsed -= n
+	if c.ServerMem != nil && (c.serverHeld-c.memUsed >= serverMemStep || c.memUsed == 0 && c.serverHeld != 0) {
+		c.syncServerMem()
+	}
+}
 
 // MemUsed is what the statement's operators hold now (for tests).
 func (c *Context) MemUsed() int64 { return c.memUsed }
 
-// errMemQuotaExceeded is TiDB's 8175 for a statement over
-// tidb_mem_quota_query that cannot spill.
-func errMemQuotaExceeded() error {
-	return errno.New(8175, "Your query has been cancelled due to exceeding the allowed memory limit for a single SQL query. Please try narrowing your query scope or increase the tidb_mem_quota_query limit and try again.")
+// errOverMem is the error of a statement that cannot spill: TiDB's 8175
+// over its own tidb_mem_quota_query, else 8176 (the server is over
+// tidb_server_memory_limit, memlimit.go).
+func (c *Context) errOverMem() error {
+	if c.MemQuota > 0 && c.memUsed > c.MemQuota {
+		return errno.MemoryExceedForQuery()
+	}
+	return errno.MemoryExceedForInstance()
 }

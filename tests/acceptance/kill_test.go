@@ -207,13 +207,27 @@ func TestStoppingWork(t *testing.T) {
 		if n := b.mustInt("SELECT COUNT(*) FROM (SELECT id, COUNT(*) FROM t GROUP BY id) x"); n != killRows {
 			t.Fatalf("spilled aggregation: %d groups", n)
 		}
-		// A hash join's build side cannot spill: 8175.
-		if _, err := b.exec("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); errNum(err) != 8175 {
-			t.Fatalf("join over the quota: %v, want 8175", err)
+		// A hash join partitions both sides to disk.
+		if n := b.mustInt("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); n != killRows {
+			t.Fatalf("spilled join: %d rows", n)
+		}
+		if n := b.mustInt("SELECT COUNT(*) FROM t a LEFT JOIN t b ON a.v = b.v + 1"); n != killRows {
+			t.Fatalf("spilled left join: %d rows", n)
+		}
+		// A nested-loop join's inner side cannot spill: 8175.
+		if _, err := b.exec("SELECT COUNT(*) FROM t a JOIN t b ON a.v < b.v"); errNum(err) != 8175 {
+			t.Fatalf("nested loop over the quota: %v, want 8175", err)
 		}
 		b.mustExec("SET tidb_mem_quota_query = DEFAULT")
-		if n := b.mustInt("SELECT COUNT(*) FROM t a JOIN t b ON a.v = b.v"); n != killRows {
-			t.Fatalf("join within the quota: %d rows", n)
+		// Over the node's tidb_server_memory_limit the sort spills and the
+		// nested loop fails with 8176.
+		admin.mustExec("SET GLOBAL tidb_server_memory_limit = 65536")
+		defer admin.mustExec("SET GLOBAL tidb_server_memory_limit = 0")
+		if n := b.mustInt("SELECT COUNT(*) FROM (SELECT id FROM t ORDER BY v DESC LIMIT 5, 1990) x"); n != killRows-10 {
+			t.Fatalf("sort under the server limit: %d rows", n)
+		}
+		if _, err := b.exec("SELECT COUNT(*) FROM t a JOIN t b ON a.v < b.v"); errNum(err) != 8176 {
+			t.Fatalf("nested loop over the server limit: %v, want 8176", err)
 		}
 	})
 
