@@ -117,10 +117,6 @@ func stringType(args []Expr) types.FieldType {
 }
 func firstArgType(args []Expr) types.FieldType { return *args[0].Type() }
 
-func isFloatType(ft *types.FieldType) bool {
-	return ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat || ft.IsString() && ft.Tp != mysql.TypeNewDecimal
-}
-
 // decScale is the scale an argument contributes to decimal arithmetic
 // (integers have 0).
 func decScale(ft *types.FieldType) int {
@@ -194,12 +190,4 @@ func toStr(d types.Datum) []byte {
 		return d.Bytes()
 	}
 	return d.AppendText(nil)
-}
-
-func datetimeType(args []Expr) types.FieldType {
-	return types.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Flag: mysql.BinaryFlag, Charset: "binary", Collate: "binary"}
-}
-
-func dateType(args []Expr) types.FieldType {
-	return types.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag, Charset: "binary", Collate: "binary"}
 }
