@@ -1,4 +1,4 @@
-package executor
+package ddl
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
@@ -574,8 +575,6 @@ func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.
 	if err := r.Check(ctx, txn); err != nil {
 		return nil, err
 	}
-	tc := codecOf(t)
-	extra := !t.PKIsHandle && !t.CommonHandle
 	it, err := txn.Iter(ctx, start, end)
 	if err != nil {
 		return nil, err
@@ -591,12 +590,12 @@ func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.
 			return nil, err
 		}
 		h = h.Clone()
-		row, err := tc.decodeRow(t, h, it.Value(), extra)
+		row, err := executor.DecodeRecord(t, h, it.Value())
 		if err != nil {
 			it.Close()
 			return nil, err
 		}
-		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, indexValues(t, idx, row), h)
+		k, v := tablecodec.EncodeIndexEntry(nil, nil, t.ID, idx.ID, idx.Unique, executor.IndexValues(t, idx, row), h)
 		rowKeys = append(rowKeys, append(kv.Key(nil), it.Key()...))
 		keys, vals, handles, rows = append(keys, k), append(vals, v), append(handles, h), append(rows, row)
 		if err := it.Next(); err != nil {
@@ -630,10 +629,10 @@ func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.
 			if owner.Equal(handles[i]) {
 				continue
 			}
-			return nil, ErrDupEntry(t, idx, displayValues(idx, rows[i]))
+			return nil, executor.DuplicateEntry(t, idx, rows[i])
 		}
 		if j, ok := seen[string(k)]; ok && !handles[j].Equal(handles[i]) {
-			return nil, ErrDupEntry(t, idx, displayValues(idx, rows[i]))
+			return nil, executor.DuplicateEntry(t, idx, rows[i])
 		}
 		seen[string(k)] = i
 		if err := txn.Set(k, vals[i]); err != nil {
@@ -744,7 +743,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				return nil, err
 			}
 			if c.Type.NotNull() && c.Default == nil {
-				def := zeroValue(c)
+				def := executor.ZeroValue(c)
 				s := def.String()
 				c.Default = &s
 			}
@@ -763,11 +762,11 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 // ALTER, once, for every old row (a literal default needs nothing: rows
 // read Default, which no statement changes yet).
 func setOriginDefault(c *catalog.ColumnInfo) error {
-	if c.Default == nil || !isCurrentTimestamp(*c.Default) {
+	if c.Default == nil || !executor.IsCurrentTimestamp(*c.Default) {
 		return nil
 	}
-	ctx := &Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
-	d, err := DefaultValue(ctx, c, 0)
+	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
+	d, err := executor.DefaultValue(ctx, c, 0)
 	if err != nil {
 		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 	}
