@@ -233,15 +233,3 @@ func (ctx *Context) KeyedLookup(id int, keys []types.Datum) (types.Datum, bool, 
 	v, found := m[string(groupKey(nil, nil, keys))]
 	return v, found, nil
 }
-
-type dualExec struct{ done, empty bool }
-
-func (e *dualExec) Open() error { e.done = e.empty; return nil }
-func (e *dualExec) Next() (types.Row, error) {
-	if e.done {
-		return nil, nil
-	}
-	e.done = true
-	return types.Row{}, nil
-}
-func (e *dualExec) Close() error { return nil }
