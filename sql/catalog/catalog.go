@@ -10,7 +10,7 @@
 //     version together; concurrent DDLs conflict on the version key.
 //   - Column and index IDs are never reused within a table, so row values
 //     written under an old schema decode correctly under a new one.
-//   - Online schema changes (job.go) keep F1's two-version invariant: at
+//   - Online schema changes (job.go, job_run.go) keep F1's two-version invariant: at
 //     any moment the DML commits of all SQL nodes run under at most two
 //     adjacent schema versions of a table, whose states are compatible.
 //     A job changes one state per version and, before the next, waits
