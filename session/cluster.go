@@ -127,7 +127,7 @@ func staleSchemaErr(err error) bool {
 		return false
 	}
 	switch se.Code {
-	case mysql.ErrNoSuchTable, mysql.ErrBadDB, mysql.ErrBadField:
+	case mysql.ErrNoSuchTable, mysql.ErrBadDB, mysql.ErrBadField, mysql.ErrViewInvalid:
 		return true
 	}
 	return false

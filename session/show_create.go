@@ -92,7 +92,7 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 			} else {
 				l += " DEFAULT " + executor.QuoteString(*c.Default)
 			}
-		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
+		} else if !ft.NotNull() && !c.NoDefault && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
 			l += " DEFAULT NULL"
 		}
 		if c.Comment != "" {

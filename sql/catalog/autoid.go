@@ -36,6 +36,11 @@ func (c *Catalog) AllocAutoID(ctx context.Context, tableID int64, n int64) (int6
 	a := c.allocator(tableID)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if t := c.InfoSchema().TableByID(tableID); t != nil && a.next < t.AutoIncFloor {
+		// The persisted mark is at least the floor (RaiseAutoID, in the
+		// same DDL): a new range starts there.
+		a.next, a.end = 0, 0
+	}
 	if a.next+n > a.end || a.next == 0 {
 		step := int64(autoIDStep)
 		if n > step {
@@ -115,4 +120,18 @@ func (c *Catalog) ResetAutoID(tableID int64) {
 	c.allocMu.Lock()
 	delete(c.allocs, tableID)
 	c.allocMu.Unlock()
+}
+
+// RaiseAutoID makes the persisted auto-increment mark of table tableID at
+// least v, in the DDL transaction (ALTER TABLE ... AUTO_INCREMENT).
+func (m *Mutator) RaiseAutoID(tableID, v int64) error {
+	key := autoIDKey(tableID)
+	cur, err := m.txn.Get(m.ctx, key)
+	if err == nil && int64(binary.BigEndian.Uint64(cur)) >= v {
+		return nil
+	}
+	if err != nil && !errors.Is(err, kv.ErrNotExist) {
+		return err
+	}
+	return m.txn.Set(key, u64(uint64(v)))
 }

@@ -93,10 +93,21 @@ type ColumnInfo struct {
 	// MySQL). nil: Default (columns created with their table, whose every
 	// row has a value).
 	OriginDefault *string `json:"origin_default,omitempty"`
-	AutoIncrement bool    `json:"auto_increment,omitempty"`
-	Comment       string  `json:"comment,omitempty"`
+	// OriginNull: those rows read NULL (the column's default when it was
+	// added), whatever Default says since (a later MODIFY/SET DEFAULT).
+	OriginNull bool `json:"origin_null,omitempty"`
+	// NoDefault: ALTER COLUMN ... DROP DEFAULT took the default away, even
+	// a nullable column's implicit DEFAULT NULL (as MySQL: an INSERT must
+	// then name the column).
+	NoDefault     bool   `json:"no_default,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
 	// State: public unless an ADD or DROP COLUMN is under way.
 	State SchemaState `json:"state,omitempty"`
+	// PreventNull: a MODIFY/CHANGE COLUMN making the nullable column NOT
+	// NULL is checking the existing rows; writers refuse NULL for it (in
+	// every SQL mode) so no NULL can commit behind the check.
+	PreventNull bool `json:"prevent_null,omitempty"`
 }
 
 // Public reports whether readers see the column.
@@ -160,6 +171,9 @@ type TableInfo struct {
 	ViewCols    []string `json:"view_cols,omitempty"`
 	MaxColumnID int64    `json:"max_column_id"`
 	MaxIndexID  int64    `json:"max_index_id"`
+	// AutoIncFloor: ALTER TABLE ... AUTO_INCREMENT = N set N; every node
+	// hands out ids from N on (its cached range below N is dropped).
+	AutoIncFloor int64 `json:"auto_inc_floor,omitempty"`
 	// Job is the online schema change under way on this table, if any (at
 	// most one at a time; see job.go).
 	Job *SchemaJob `json:"job,omitempty"`

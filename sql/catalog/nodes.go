@@ -285,6 +285,14 @@ func (c *Catalog) waitAllNodes(ctx context.Context, version int64) error {
 	}
 }
 
+// WaitAllNodes returns once every live SQL node runs this node's current
+// schema version with no commit checked against an older one in flight:
+// a DDL that changed what writers do (PreventNull) may then check the
+// rows every writer left behind.
+func (c *Catalog) WaitAllNodes(ctx context.Context) error {
+	return c.waitAllNodes(ctx, c.InfoSchema().Version())
+}
+
 // nodeAlive reports whether node's record exists and has not lapsed.
 func (c *Catalog) nodeAlive(ctx context.Context, node string) (bool, error) {
 	ts, err := c.store.CurrentTS(ctx)

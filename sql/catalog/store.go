@@ -82,6 +82,10 @@ func Open(ctx context.Context, store kv.Storage) (*Catalog, error) {
 // InfoSchema returns the current schema snapshot.
 func (c *Catalog) InfoSchema() *InfoSchema { return c.current.Load() }
 
+// Storage is the kv store the catalog lives in (for a DDL's checks of
+// the rows).
+func (c *Catalog) Storage() kv.Storage { return c.store }
+
 func (c *Catalog) reload(ctx context.Context) error {
 	ts, err := c.store.CurrentTS(ctx)
 	if err != nil {
@@ -295,6 +299,20 @@ func (m *Mutator) PutTable(db *DBInfo, t *TableInfo) error {
 	}
 	m.next.putTable(db, t)
 	return m.txn.Set(tableKey(db.ID, t.ID), b)
+}
+
+// MoveTable stores nt, the renamed copy of t of database from, in
+// database to: the table keeps its id, rows and auto-increment mark; only
+// its record moves (its key holds the database id).
+func (m *Mutator) MoveTable(from *DBInfo, t *TableInfo, to *DBInfo, nt *TableInfo) error {
+	if err := m.checkJob(t.ID); err != nil {
+		return err
+	}
+	m.next.dropTable(from, t)
+	if err := m.txn.Delete(tableKey(from.ID, t.ID)); err != nil {
+		return err
+	}
+	return m.PutTable(to, nt)
 }
 
 // DropTable removes a table's record.

@@ -19,6 +19,10 @@ type DDL struct {
 	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
 	// tidb_enable_clustered_index; the zero value clusters every one).
 	Clustering Clustering
+	// StrictMode: the session's sql_mode is strict (STRICT_TRANS_TABLES
+	// or STRICT_ALL_TABLES), which decides what a DDL does with existing
+	// rows that do not fit a column's new definition.
+	StrictMode bool
 }
 
 // Clustering is the tidb_enable_clustered_index policy for primary keys
@@ -69,6 +73,8 @@ func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
 		return d.alterTable(ctx, x)
 	case *ast.CreateViewStmt:
 		return d.createView(ctx, x)
+	case *ast.RenameTableStmt:
+		return d.renameTables(ctx, x)
 	}
 	return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this DDL statement")
 }

@@ -26,6 +26,7 @@ func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
 			return err
 		}
 		nt.ID = id
+		nt.AutoIncFloor = 0 // TRUNCATE starts the counter over
 		return m.PutTable(db, nt)
 	})
 }

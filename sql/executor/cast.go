@@ -457,7 +457,7 @@ func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, er
 		}
 		return CastToColumn(ctx, types.NewString(*c.Default), c, row)
 	}
-	if c.HasDefault || !c.Type.NotNull() || c.AutoIncrement {
+	if c.HasDefault || !c.Type.NotNull() && !c.NoDefault || c.AutoIncrement {
 		return types.Datum{}, nil
 	}
 	err := errno.New(mysql.ErrNoDefaultForField, "Field '%s' doesn't have a default value", c.Name)
@@ -465,6 +465,9 @@ func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, er
 		return types.Datum{}, err
 	}
 	ctx.Eval.AppendWarning(err)
+	if !c.Type.NotNull() {
+		return types.Datum{}, nil
+	}
 	return zeroValue(c), nil
 }
 

@@ -118,9 +118,11 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 		return nil, err
 	}
 	for off, c := range t.Columns {
-		if row[off].IsNull() && c.Type.NotNull() && c.Public() {
+		if row[off].IsNull() && (c.Type.NotNull() && c.Public() || c.PreventNull) {
 			err := errno.NewStd(mysql.ErrBadNull, c.Name)
-			if ctx.StrictMode || n == 1 {
+			// A column turning NOT NULL refuses NULL outright: a zero
+			// stored for it would not be what the statement asked.
+			if ctx.StrictMode || n == 1 || c.PreventNull {
 				return nil, err
 			}
 			ctx.Eval.AppendWarning(err)

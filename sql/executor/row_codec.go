@@ -43,7 +43,9 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 	cols := make([]tablecodec.RowColumn, len(t.Columns))
 	for i, c := range t.Columns {
 		rc := tablecodec.RowColumn{ID: c.ID, Type: &c.Type, FromHandle: i == tc.handleOffset}
-		if c.OriginDefault != nil {
+		if c.OriginNull {
+			// Rows from before the column was added read NULL.
+		} else if c.OriginDefault != nil {
 			rc.Default = staticDefault(c, *c.OriginDefault)
 		} else if c.Default != nil {
 			rc.Default = staticDefault(c, *c.Default)

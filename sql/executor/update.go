@@ -57,8 +57,8 @@ func applyAssignments(ctx *Context, t *catalog.TableInfo, as []planner.Assignmen
 		if v, err = CastToColumn(ctx, v, c, rowNum); err != nil {
 			return err
 		}
-		if v.IsNull() && c.Type.NotNull() {
-			if ctx.StrictMode {
+		if v.IsNull() && (c.Type.NotNull() || c.PreventNull) {
+			if ctx.StrictMode || c.PreventNull {
 				return errno.NewStd(mysql.ErrBadNull, c.Name)
 			}
 			ctx.Eval.AppendWarning(errno.NewStd(mysql.ErrBadNull, c.Name))

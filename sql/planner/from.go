@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -332,6 +333,10 @@ func pushIntoJoin(p Plan, conds []expression.Expr) []expression.Expr {
 	return rest
 }
 
+func errViewInvalid(db, view string) error {
+	return errno.New(mysql.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", db, view)
+}
+
 // buildView expands a view into a derived table.
 func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias string) (Plan, []*leaf, error) {
 	if b.viewDepth > 16 {
@@ -339,7 +344,7 @@ func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias str
 	}
 	stmts, _, err := parser.New().ParseSQL(t.View)
 	if err != nil || len(stmts) != 1 {
-		return nil, nil, errno.New(mysql.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s)", db, t.Name)
+		return nil, nil, errViewInvalid(db, t.Name)
 	}
 	saved := b.ctx
 	b.ctx = &Context{Schema: saved.Schema, CurrentDB: db, ReadTS: saved.ReadTS}
@@ -348,6 +353,12 @@ func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias str
 	p, err := b.buildResultSet(child, stmts[0].(ast.ResultSetNode))
 	b.viewDepth--
 	b.ctx = saved
+	var se *errno.SQLError
+	if errors.As(err, &se) && (se.Code == mysql.ErrNoSuchTable || se.Code == mysql.ErrBadField || se.Code == mysql.ErrBadDB) {
+		// What the view names is gone (a table renamed or dropped):
+		// MySQL reports the view, not the table.
+		return nil, nil, errViewInvalid(db, t.Name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
