@@ -15,8 +15,11 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if err != nil {
 		return err
 	}
-	if x.ReferTable != nil || x.Select != nil {
-		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
+	if x.ReferTable != nil {
+		return d.createTableLike(ctx, dbName, x)
+	}
+	if x.Select != nil {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... SELECT")
 	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
 	for _, opt := range x.Options {
