@@ -40,7 +40,8 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
 		}
 		t.MaxColumnID++
-		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+		// Offset now: the keys below find their columns by it.
+		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Offset: len(t.Columns), Type: columnFieldType(cd)}
 		for _, o := range cd.Options {
 			switch o.Tp {
 			case ast.ColumnOptionNotNull:
