@@ -133,6 +133,17 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 	if _, err := sb.Execute(context.Background(), "SELECT * FROM t"); errCode(err) != mysql.ErrNoSuchTable {
 		t.Fatalf("old name on node B: %v, want 1146", err)
 	}
+	// Tables made from it on node A: node B sees their definition and
+	// rows.
+	mustExec(t, sa, "CREATE TABLE t3 LIKE t2")
+	mustExec(t, sa, "CREATE TABLE t4 AS SELECT * FROM t2")
+	sameOnB("SHOW CREATE TABLE t3")
+	sameOnB("SHOW CREATE TABLE t4")
+	sameOnB("SELECT * FROM t4 ORDER BY id")
+	mustExec(t, sb, "INSERT INTO t3 (bb) VALUES ('w')")
+	if got := queryText(t, sa, "SELECT bb, id, a2 FROM t3"); got != "w\t1\t7\n" {
+		t.Fatalf("node B's insert into the LIKE copy: %q", got)
+	}
 }
 
 // MODIFY ... NOT NULL while both nodes insert NULLs and fix them up:

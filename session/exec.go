@@ -108,6 +108,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), StrictMode: s.strictMode(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
+		if ct, ok := x.(*ast.CreateTableStmt); ok && ct.Select != nil {
+			return nil, s.createTableSelect(ctx, d, ct)
+		}
 		return nil, d.Exec(ctx, x)
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {

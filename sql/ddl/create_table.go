@@ -3,6 +3,7 @@ package ddl
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -18,8 +19,8 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if x.ReferTable != nil {
 		return d.createTableLike(ctx, dbName, x)
 	}
-	if x.Select != nil {
-		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... SELECT")
+	if x.Select != nil && d.SelectColumns == nil {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... SELECT here")
 	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
 	for _, opt := range x.Options {
@@ -83,6 +84,23 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			return err
 		}
 		t.Columns = append(t.Columns, c)
+	}
+	// CREATE TABLE ... SELECT: a selected column named like an explicit
+	// one takes its definition; the others follow in select order.
+	selected := map[string]bool{}
+	for _, sc := range d.SelectColumns {
+		key := strings.ToLower(sc.Name)
+		if selected[key] {
+			return errno.NewStd(mysql.ErrDupFieldName, sc.Name)
+		}
+		selected[key] = true
+		if t.FindColumn(sc.Name) != nil {
+			continue
+		}
+		c := *sc
+		t.MaxColumnID++
+		c.ID, c.Offset = t.MaxColumnID, len(t.Columns)
+		t.Columns = append(t.Columns, &c)
 	}
 	for _, cons := range x.Constraints {
 		switch cons.Tp {

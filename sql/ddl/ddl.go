@@ -23,6 +23,9 @@ type DDL struct {
 	// or STRICT_ALL_TABLES), which decides what a DDL does with existing
 	// rows that do not fit a column's new definition.
 	StrictMode bool
+	// SelectColumns are the columns CREATE TABLE ... SELECT derives from
+	// its SELECT (the session plans it), merged after the explicit ones.
+	SelectColumns []*catalog.ColumnInfo
 }
 
 // Clustering is the tidb_enable_clustered_index policy for primary keys
