@@ -332,6 +332,7 @@ func (t *TableInfo) Clone() *TableInfo {
 	if t.Job != nil {
 		j := *t.Job
 		j.Objects = append([]int64(nil), t.Job.Objects...)
+		j.Indexes = append([]int64(nil), t.Job.Indexes...)
 		nt.Job = &j
 	}
 	return &nt

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/tablecodec"
@@ -50,6 +51,9 @@ type SchemaJob struct {
 	Kind    JobKind `json:"kind"`
 	// Objects: the index id, or the column ids (moved together).
 	Objects []int64 `json:"objects"`
+	// Indexes: a DROP COLUMN's indexes over only its columns, which go
+	// with them (state by state, then their entries queued for GC).
+	Indexes []int64 `json:"indexes,omitempty"`
 	// Owner is the node driving the job ("" once it gave up).
 	Owner string `json:"owner"`
 	// RollingBack: an ADD going back to absent (its backfill failed, or
@@ -89,7 +93,7 @@ func (j *SchemaJob) needsBackfill(t *TableInfo) bool {
 // on, setting CompleteTS on an index going public. It returns the key
 // range to queue for destruction (an index gone), and clears nt.Job once
 // the job is done.
-func stepJob(nt *TableInfo, completeTS uint64) (*kv.KeyRange, error) {
+func stepJob(nt *TableInfo, completeTS uint64) ([]kv.KeyRange, error) {
 	j := nt.Job
 	st, err := j.state(nt)
 	if err != nil {
@@ -114,26 +118,31 @@ func stepJob(nt *TableInfo, completeTS uint64) (*kv.KeyRange, error) {
 			next = StatePublic
 		}
 	}
-	var dropped *kv.KeyRange
-	if j.onIndex() {
-		id := j.Objects[0]
-		for i, idx := range nt.Indices {
-			if idx.ID != id {
+	var dropped []kv.KeyRange
+	stepIndexes := func(ids ...int64) {
+		kept := nt.Indices[:0:0]
+		for _, idx := range nt.Indices {
+			if !slices.Contains(ids, idx.ID) {
+				kept = append(kept, idx)
 				continue
 			}
 			if gone {
-				nt.Indices = append(nt.Indices[:i:i], nt.Indices[i+1:]...)
-				prefix := kv.Key(tablecodec.IndexPrefix(nt.ID, id))
-				dropped = &kv.KeyRange{Start: prefix, End: prefix.PrefixNext()}
-			} else {
-				idx.State = next
-				if next == StatePublic {
-					idx.CompleteTS = completeTS
-				}
+				prefix := kv.Key(tablecodec.IndexPrefix(nt.ID, idx.ID))
+				dropped = append(dropped, kv.KeyRange{Start: prefix, End: prefix.PrefixNext()})
+				continue
 			}
-			break
+			idx.State = next
+			if next == StatePublic {
+				idx.CompleteTS = completeTS
+			}
+			kept = append(kept, idx)
 		}
+		nt.Indices = kept
+	}
+	if j.onIndex() {
+		stepIndexes(j.Objects[0])
 	} else {
+		stepIndexes(j.Indexes...)
 		ids := map[int64]bool{}
 		for _, id := range j.Objects {
 			ids[id] = true

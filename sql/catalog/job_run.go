@@ -210,12 +210,17 @@ func (c *Catalog) jobStep(ctx context.Context, job *SchemaJob, rollBack bool, co
 			nt.Job.RollingBack = true
 		}
 		dropped, err := stepJob(nt, completeTS)
-		if err != nil || dropped == nil {
+		if err != nil {
 			return err
 		}
 		// Index ids are not reused: GC destroys the entries once no
 		// snapshot can read them.
-		return delrange.Add(m.Txn(), 0, dropped.Start, dropped.End)
+		for i, r := range dropped {
+			if err := delrange.Add(m.Txn(), i, r.Start, r.End); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

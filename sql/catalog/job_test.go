@@ -52,6 +52,12 @@ func TestStepJobStates(t *testing.T) {
 			tb.Columns = append(tb.Columns, &ColumnInfo{ID: 4, Name: "c", State: StateDeleteOnly})
 			return &SchemaJob{Kind: JobAddColumn, Objects: []int64{4}, RollingBack: true}
 		}, "delete-only -> absent, done"},
+		{"drop column with its index", func(tb *TableInfo) *SchemaJob {
+			tb.Columns = append(tb.Columns, &ColumnInfo{ID: 4, Name: "c"})
+			tb.Indices = append(tb.Indices, &IndexInfo{ID: 5, Name: "ic", Columns: []*IndexColumn{{Name: "c"}}})
+			tb.Columns[3].State, tb.Indices[2].State = StateWriteOnly, StateWriteOnly
+			return &SchemaJob{Kind: JobDropColumn, Objects: []int64{4}, Indexes: []int64{5}}
+		}, "write-only -> delete-only -> absent (range queued), done"},
 		{"drop column", func(tb *TableInfo) *SchemaJob {
 			tb.Columns[2].State = StateWriteOnly
 			return &SchemaJob{Kind: JobDropColumn, Objects: []int64{3}}
@@ -90,10 +96,19 @@ func TestStepJobStates(t *testing.T) {
 				switch {
 				case len(objs) == 0:
 					s := "absent"
-					if dropped != nil {
-						prefix := kv.Key(tablecodec.IndexPrefix(tb.ID, j.Objects[0]))
-						if string(dropped.Start) != string(prefix) || string(dropped.End) != string(prefix.PrefixNext()) {
-							t.Fatalf("queued %x..%x, want the index prefix", dropped.Start, dropped.End)
+					if len(dropped) > 0 {
+						ids := j.Indexes
+						if j.onIndex() {
+							ids = j.Objects[:1]
+						}
+						if len(dropped) != len(ids) {
+							t.Fatalf("queued %v, want the prefixes of indexes %v", dropped, ids)
+						}
+						for i, id := range ids {
+							prefix := kv.Key(tablecodec.IndexPrefix(tb.ID, id))
+							if string(dropped[i].Start) != string(prefix) || string(dropped[i].End) != string(prefix.PrefixNext()) {
+								t.Fatalf("queued %v, want the prefixes of indexes %v", dropped, ids)
+							}
 						}
 						s += " (range queued)"
 					}

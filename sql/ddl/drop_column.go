@@ -29,11 +29,27 @@ func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, if
 		if len(t.PublicColumns()) == 1 {
 			return nil, errno.NewStd(mysql.ErrCantRemoveAllFields)
 		}
+		// An index over only this column goes with it (MySQL drops an
+		// index its last column leaves); an index over others too would
+		// have to be rebuilt without it.
+		var indexes []int64
 		for _, idx := range t.Indices {
+			covers, others := false, false
 			for _, ic := range idx.Columns {
 				if ic.Offset == c.Offset {
-					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that index '%s' covers; drop the index first", c.Name, idx.Name)
+					covers = true
+				} else {
+					others = true
 				}
+			}
+			switch {
+			case !covers:
+			case idx.Primary:
+				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' of the primary key", c.Name)
+			case others:
+				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that the multi-column index '%s' covers; drop the index first", c.Name, idx.Name)
+			default:
+				indexes = append(indexes, idx.ID)
 			}
 		}
 		if c.AutoIncrement {
@@ -41,6 +57,14 @@ func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, if
 		}
 		nt := t.Clone()
 		nt.ColumnByID(c.ID).State = catalog.StateWriteOnly
-		return m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
+		for _, id := range indexes {
+			nt.IndexByID(id).State = catalog.StateWriteOnly
+		}
+		job, err := m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		job.Indexes = indexes
+		return job, m.PutTable(db, nt)
 	})
 }
