@@ -144,6 +144,21 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 	if got := queryText(t, sa, "SELECT bb, id, a2 FROM t3"); got != "w\t1\t7\n" {
 		t.Fatalf("node B's insert into the LIKE copy: %q", got)
 	}
+	// ADD / DROP PRIMARY KEY on node A: node B enforces, then drops it.
+	mustExec(t, sa, "CREATE TABLE np (a INT, b INT)")
+	mustExec(t, sb, "INSERT INTO np VALUES (1, 1), (2, 2)")
+	mustExec(t, sa, "ALTER TABLE np ADD PRIMARY KEY (a)")
+	sameOnB("SHOW CREATE TABLE np")
+	if _, err := sb.Execute(context.Background(), "INSERT INTO np VALUES (1, 3)"); errCode(err) != mysql.ErrDupEntry {
+		t.Fatalf("duplicate primary key on node B: %v, want 1062", err)
+	}
+	if _, err := sb.Execute(context.Background(), "INSERT INTO np VALUES (NULL, 3)"); errCode(err) != mysql.ErrBadNull {
+		t.Fatalf("NULL primary key on node B: %v, want 1048", err)
+	}
+	mustExec(t, sa, "ALTER TABLE np DROP PRIMARY KEY")
+	sameOnB("SHOW CREATE TABLE np")
+	mustExec(t, sb, "INSERT INTO np VALUES (1, 3)")
+	mustExec(t, sb, "ADMIN CHECK TABLE np")
 }
 
 // MODIFY ... NOT NULL while both nodes insert NULLs and fix them up:

@@ -132,8 +132,17 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 				def = s2d(*c.Default)
 			}
 			key := ""
+			// Every column of the primary key is PRI (MySQL); other keys
+			// mark their first column.
+			if pk := t.PrimaryIndex(); pk != nil && pk.Public() {
+				for _, ic := range pk.Columns {
+					if ic.Offset == c.Offset {
+						key = "PRI"
+					}
+				}
+			}
 			for _, idx := range t.PublicIndices() {
-				if idx.Columns[0].Offset == c.Offset {
+				if idx.Columns[0].Offset == c.Offset && key != "PRI" {
 					switch {
 					case idx.Primary:
 						key = "PRI"

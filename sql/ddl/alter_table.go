@@ -37,10 +37,17 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 			return d.createIndex(ctx, x.Table, c.Name, false, c.Keys, c.IfNotExists)
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			return d.createIndex(ctx, x.Table, c.Name, true, c.Keys, c.IfNotExists)
+		case ast.ConstraintPrimaryKey:
+			if c.Option != nil && c.Option.PrimaryKeyTp == ast.PrimaryKeyTypeClustered {
+				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a clustered primary key to an existing table")
+			}
+			return d.addPrimaryKey(ctx, x.Table, c.Keys)
 		}
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE constraint")
 	case ast.AlterTableDropIndex:
 		return d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
+	case ast.AlterTableDropPrimaryKey:
+		return d.dropIndex(ctx, x.Table, "PRIMARY", false)
 	case ast.AlterTableAddColumns:
 		return d.addColumns(ctx, x.Table, spec.NewColumns)
 	case ast.AlterTableDropColumn:
@@ -138,8 +145,14 @@ func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.
 			return nil
 		}
 	}
-	// Take the marks back (best effort: a later ALTER of the column
-	// clears them too).
+	d.unmarkColumns(ctx, tableID, ids, false)
+	return nullsErr
+}
+
+// unmarkColumns takes back what a failed DDL did to columns ids of table
+// tableID: their PreventNull marks, and with notNull the NOT NULL it
+// gave them (best effort: a later ALTER of a column clears its mark too).
+func (d *DDL) unmarkColumns(ctx context.Context, tableID int64, ids []int64, notNull bool) {
 	_ = d.Catalog.DDL(context.WithoutCancel(ctx), func(m *catalog.Mutator) error {
 		t := m.Schema().TableByID(tableID)
 		if t == nil {
@@ -152,11 +165,13 @@ func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.
 		for _, id := range ids {
 			if c := nt.ColumnByID(id); c != nil {
 				c.PreventNull = false
+				if notNull && !inPrimaryKey(nt, c) {
+					c.Type.Flag &^= mysql.NotNullFlag | mysql.PriKeyFlag
+				}
 			}
 		}
 		return m.PutTable(m.Schema().DBByID(t.DBID), nt)
 	})
-	return nullsErr
 }
 
 // tableEdit is the state of an ALTER TABLE's in-place specs applied one

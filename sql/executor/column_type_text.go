@@ -9,7 +9,18 @@ import (
 	"github.com/shoaldb/shoal/types"
 )
 
+// columnKey is COLUMN_KEY as MySQL shows it: PRI for every column of the
+// primary key, else UNI or MUL for the first column of another key.
 func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
+	for _, idx := range t.PublicIndices() {
+		if idx.Primary {
+			for _, ic := range idx.Columns {
+				if ic.Offset == c.Offset {
+					return "PRI"
+				}
+			}
+		}
+	}
 	for _, idx := range t.PublicIndices() {
 		if len(idx.Columns) == 0 || idx.Columns[0].Offset != c.Offset {
 			continue
