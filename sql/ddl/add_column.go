@@ -2,6 +2,7 @@ package ddl
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -15,7 +16,9 @@ import (
 // addColumns appends columns online: delete-only, write-only, then
 // public (existing rows read them as their default: the row codec gives a
 // column missing from a row its default, so no rows are rewritten).
-func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.ColumnDef) error {
+// Each spec of specs adds its columns at its position (FIRST, AFTER c, or
+// the end); all of them move through the states together.
+func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
 	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
@@ -26,42 +29,51 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 		}
 		nt := t.Clone()
 		var ids []int64
-		for _, cd := range cols {
-			if nt.FindColumn(cd.Name.Name.O) != nil {
-				return nil, errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
-			}
-			nt.MaxColumnID++
-			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
-			for _, o := range cd.Options {
-				switch o.Tp {
-				case ast.ColumnOptionNotNull:
-					c.Type.Flag |= mysql.NotNullFlag
-				case ast.ColumnOptionDefaultValue:
-					txt, isNull, err := literalText(o.Expr)
-					if err != nil {
-						return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+		added := map[string]bool{}
+		for _, spec := range specs {
+			for _, cd := range spec.NewColumns {
+				if nt.FindColumn(cd.Name.Name.O) != nil || added[strings.ToLower(cd.Name.Name.O)] {
+					return nil, errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+				}
+				added[strings.ToLower(cd.Name.Name.O)] = true
+				nt.MaxColumnID++
+				c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
+				for _, o := range cd.Options {
+					switch o.Tp {
+					case ast.ColumnOptionNotNull:
+						c.Type.Flag |= mysql.NotNullFlag
+					case ast.ColumnOptionDefaultValue:
+						txt, isNull, err := literalText(o.Expr)
+						if err != nil {
+							return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+						}
+						c.HasDefault = true
+						if !isNull {
+							c.Default = &txt
+						}
+					case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
+						return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
 					}
-					c.HasDefault = true
-					if !isNull {
-						c.Default = &txt
+				}
+				if err := checkColumnDefault(c); err != nil {
+					return nil, err
+				}
+				if c.Type.NotNull() && c.Default == nil {
+					def := executor.ZeroValue(c)
+					s := def.String()
+					c.Default = &s
+				}
+				if err := setOriginDefault(c); err != nil {
+					return nil, err
+				}
+				nt.Columns = append(nt.Columns, c)
+				ids = append(ids, c.ID)
+				if pos := spec.Position; pos != nil && pos.Tp != ast.ColumnPositionNone {
+					if err := moveColumn(nt, len(nt.Columns)-1, pos.Tp == ast.ColumnPositionFirst, positionAfter(pos)); err != nil {
+						return nil, err
 					}
-				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
-					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
 				}
 			}
-			if err := checkColumnDefault(c); err != nil {
-				return nil, err
-			}
-			if c.Type.NotNull() && c.Default == nil {
-				def := executor.ZeroValue(c)
-				s := def.String()
-				c.Default = &s
-			}
-			if err := setOriginDefault(c); err != nil {
-				return nil, err
-			}
-			nt.Columns = append(nt.Columns, c)
-			ids = append(ids, c.ID)
 		}
 		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)
 	})

@@ -25,6 +25,13 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 	if inPlace == len(x.Specs) && inPlace > 0 {
 		return d.alterInPlace(ctx, x.Table, x.Specs)
 	}
+	// Several ADD COLUMN, or several DROP COLUMN, make one job.
+	if allSpecs(x.Specs, ast.AlterTableAddColumns) {
+		return d.addColumns(ctx, x.Table, x.Specs)
+	}
+	if allSpecs(x.Specs, ast.AlterTableDropColumn) {
+		return d.dropColumns(ctx, x.Table, x.Specs)
+	}
 	if len(x.Specs) > 1 {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support ADD/DROP INDEX or COLUMN together with other alterations in one ALTER TABLE; run them one at a time")
 	}
@@ -48,12 +55,17 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 		return d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
 	case ast.AlterTableDropPrimaryKey:
 		return d.dropIndex(ctx, x.Table, "PRIMARY", false)
-	case ast.AlterTableAddColumns:
-		return d.addColumns(ctx, x.Table, spec.NewColumns)
-	case ast.AlterTableDropColumn:
-		return d.dropColumn(ctx, x.Table, spec.OldColumnName.Name.O, spec.IfExists)
 	}
 	return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE operation")
+}
+
+func allSpecs(specs []*ast.AlterTableSpec, tp ast.AlterTableType) bool {
+	for _, spec := range specs {
+		if spec.Tp != tp {
+			return false
+		}
+	}
+	return len(specs) > 0
 }
 
 // inPlaceSpec reports whether spec changes only the table's metadata:

@@ -2,6 +2,7 @@ package ddl
 
 import (
 	"context"
+	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -9,58 +10,72 @@ import (
 	"github.com/shoaldb/shoal/sql/catalog"
 )
 
-// dropColumn drops a column online: write-only (readers stop seeing it,
-// writers still keep its values for nodes that do), delete-only, then
-// absent. Its values stay in the rows under its id, which is never
-// reused, and are skipped by every reader.
-func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
+// dropColumns drops the columns of specs (DROP [COLUMN] c [IF EXISTS]
+// each) online, together: write-only (readers stop seeing them, writers
+// still keep their values for nodes that do), delete-only, then absent.
+// Their values stay in the rows under their ids, which are never reused,
+// and are skipped by every reader. An index over only dropped columns
+// goes with them (MySQL drops an index its last column leaves); one over
+// other columns too would have to be rebuilt without them (1235).
+func (d *DDL) dropColumns(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
 	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return nil, err
 		}
-		c := t.FindColumn(name)
-		if c == nil {
-			if ifExists {
-				return nil, nil
+		var ids []int64
+		dropped := map[int]bool{} // by offset
+		for _, spec := range specs {
+			name := spec.OldColumnName.Name.O
+			c := t.FindColumn(name)
+			if c == nil || dropped[c.Offset] {
+				if spec.IfExists {
+					continue
+				}
+				return nil, errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
 			}
-			return nil, errno.NewStd(mysql.ErrCantDropFieldOrKey, name)
+			if c.AutoIncrement {
+				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
+			}
+			dropped[c.Offset] = true
+			ids = append(ids, c.ID)
 		}
-		if len(t.PublicColumns()) == 1 {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		if len(t.PublicColumns()) == len(ids) {
 			return nil, errno.NewStd(mysql.ErrCantRemoveAllFields)
 		}
-		// An index over only this column goes with it (MySQL drops an
-		// index its last column leaves); an index over others too would
-		// have to be rebuilt without it.
 		var indexes []int64
 		for _, idx := range t.Indices {
-			covers, others := false, false
+			covers, others := "", false
 			for _, ic := range idx.Columns {
-				if ic.Offset == c.Offset {
-					covers = true
+				if dropped[ic.Offset] {
+					covers = ic.Name
 				} else {
 					others = true
 				}
 			}
 			switch {
-			case !covers:
+			case covers == "":
 			case idx.Primary:
-				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' of the primary key", c.Name)
+				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' of the primary key", covers)
 			case others:
-				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that the multi-column index '%s' covers; drop the index first", c.Name, idx.Name)
+				return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping column '%s' that the multi-column index '%s' covers; drop the index first", covers, idx.Name)
 			default:
 				indexes = append(indexes, idx.ID)
 			}
 		}
-		if c.AutoIncrement {
-			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
-		}
 		nt := t.Clone()
-		nt.ColumnByID(c.ID).State = catalog.StateWriteOnly
+		for _, c := range nt.Columns {
+			if slices.Contains(ids, c.ID) {
+				c.State = catalog.StateWriteOnly
+			}
+		}
 		for _, id := range indexes {
 			nt.IndexByID(id).State = catalog.StateWriteOnly
 		}
-		job, err := m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
+		job, err := m.StartJob(db, nt, catalog.JobDropColumn, ids...)
 		if err != nil {
 			return nil, err
 		}

@@ -68,8 +68,10 @@ func moveColumn(nt *catalog.TableInfo, pos int, first bool, after string) error 
 	at := 0
 	if !first {
 		at = -1
+		// Any state: the only columns not public are those an ADD
+		// COLUMN is adding (a DDL runs with no job on the table).
 		for i, o := range rest {
-			if o.Public() && strings.EqualFold(o.Name, after) {
+			if strings.EqualFold(o.Name, after) {
 				at = i + 1
 			}
 		}
