@@ -15,7 +15,8 @@ import (
 //	ADD INDEX    absent -> delete-only -> write-only -> backfill -> public
 //	ADD COLUMN   absent -> delete-only -> write-only -> public
 //	DROP INDEX   public -> write-only -> delete-only -> absent (entries queued for GC)
-//	DROP COLUMN  public -> write-only -> delete-only -> absent
+//	DROP COLUMN  public -> write-only -> delete-only -> absent (with the
+//	             indexes over only its columns: SchemaJob.Indexes)
 //
 // Before each step the job waits until every live SQL node runs the
 // version of the previous one (waitAllNodes), so DML commits only ever

@@ -2,9 +2,14 @@
 // changes in the schema, checks the names it creates (names.go) and the
 // defaults it declares (defaults.go), and does the data work an online
 // schema change needs (backfill.go). One file per DDL kind: database.go,
-// create_table.go, drop_table.go, truncate_table.go, create_index.go,
-// drop_index.go, add_column.go, drop_column.go, create_view.go;
-// alter_table.go dispatches ALTER TABLE's specs, ddl.go the statements.
+// create_table.go, create_table_like.go, drop_table.go,
+// truncate_table.go, create_index.go, drop_index.go, add_column.go,
+// drop_column.go, add_primary_key.go, modify_column.go (MODIFY, CHANGE,
+// RENAME COLUMN, SET/DROP DEFAULT, RENAME INDEX), rename_table.go,
+// create_view.go; alter_table.go dispatches ALTER TABLE's specs (the
+// metadata-only ones together in one DDL), ddl.go the statements.
+// CREATE TABLE ... SELECT is driven by the session, which plans the
+// SELECT (DDL.SelectColumns) and copies the rows.
 //
 // The seam with sql/catalog: the catalog holds the schema objects, their
 // storage and the machinery every SQL node takes part in: the DDL
@@ -25,12 +30,15 @@
 //   - A DDL judges a table only after Mutator.RequireNoJob (tableFor does
 //     it), so it never decides on states a running job is changing.
 //   - Names are refused before anything runs (checkDDLNames).
+//   - A change that forbids values existing rows may hold (a column made
+//     NOT NULL) first makes writers refuse them (ColumnInfo.PreventNull),
+//     waits for every node to run that version, then checks the rows.
 //   - A backfill writes exactly the entries writers would (through
 //     executor.DecodeRecord and executor.IndexValues), in batches that
 //     lock their rows, so concurrent DML makes them conflict and rerun.
 //
-// Adding a DDL kind (RENAME TABLE, MODIFY/CHANGE/RENAME COLUMN, ADD/DROP
-// PRIMARY KEY, CREATE TABLE LIKE, ...):
+// Adding a DDL kind (a type change that rewrites rows, a clustered
+// primary key on an existing table, ...):
 //  1. Dispatch: a case in Exec (a statement) or alterTable (an ALTER
 //     TABLE spec) calling a method in a new file named for the kind
 //     (rename_table.go, modify_column.go, ...).
