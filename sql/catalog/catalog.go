@@ -163,6 +163,9 @@ type TableInfo struct {
 	// Job is the online schema change under way on this table, if any (at
 	// most one at a time; see job.go).
 	Job *SchemaJob `json:"job,omitempty"`
+	// Temporary: a session's TEMPORARY table (temp.go), never stored in
+	// the shared schema.
+	Temporary bool `json:"-"`
 	// AutoIncOffset caches the offset of the AUTO_INCREMENT column, -1 if none.
 	AutoIncOffset int `json:"-"`
 }
