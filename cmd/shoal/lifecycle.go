@@ -52,6 +52,7 @@ func runCommand[C any](name string, args []string, stderr io.Writer,
 	}
 	return exitOK
 }
+
 // newLogger is a text logger at level (debug, warn, error; else info).
 func newLogger(level string, w io.Writer) *slog.Logger {
 	var l slog.Level
