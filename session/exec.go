@@ -45,15 +45,16 @@ func (s *Session) stalePlan(plan *planner.Statement) bool {
 const maxSchemaChangeRetries = 16
 
 // executeStmt runs one parsed statement. plan, when non-nil, is a cached
-// plan for it; params are prepared-statement parameters.
-func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
+// plan for it; params are prepared-statement parameters; allowed, when
+// non-nil, remembers the privilege check of a prepared statement.
+func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum, allowed *privVerdict) (ResultSet, error) {
 	runStmtHook(node)
 	if _, ok := node.(*ast.ShowStmt); !ok {
 		s.warnings = s.warnings[:0]
 	}
 	s.affected = 0
 	s.evalCtx.Params = params
-	if err := s.checkPrivileges(node); err != nil {
+	if err := s.checkPrivilegesOnce(node, allowed); err != nil {
 		return nil, err
 	}
 	switch x := node.(type) {

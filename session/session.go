@@ -415,9 +415,9 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) 
 	results := make([]ResultSet, 0, len(stmts))
 	for i, st := range stmts {
 		before := s.b.catalog.InfoSchema().Version()
-		rs, err := s.executeStmt(ctx, st, nil, nil)
+		rs, err := s.executeStmt(ctx, st, nil, nil, nil)
 		if _, ddl := st.(ast.DDLNode); err != nil && !ddl && s.refreshedAfter(ctx, err, before) {
-			rs, err = s.executeStmt(ctx, st, nil, nil)
+			rs, err = s.executeStmt(ctx, st, nil, nil, nil)
 		}
 		err = interruptedErr(ctx, err)
 		if err != nil {
