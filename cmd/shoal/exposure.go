@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/shoaldb/shoal/config"
@@ -77,16 +76,8 @@ func mysqlTLS(sec config.Security, autoDir string, log *slog.Logger) (*tls.Confi
 	if err != nil {
 		return nil, session.SSLConfig{}, err
 	}
-	abs := func(f string) string {
-		if f == "" {
-			return ""
-		}
-		if a, err := filepath.Abs(f); err == nil {
-			return a
-		}
-		return f
-	}
-	return tlsCfg, session.SSLConfig{Enabled: true, CA: abs(p.CA), Cert: abs(p.Cert), Key: abs(p.Key)}, nil
+	abs := p.Abs()
+	return tlsCfg, session.SSLConfig{Enabled: true, CA: abs.CA, Cert: abs.Cert, Key: abs.Key}, nil
 }
 
 // runInitFile runs the SQL statements of path as root through a normal
