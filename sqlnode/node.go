@@ -65,6 +65,9 @@ type Node struct {
 	status   *status.Server // nil when the status port is off
 	addr     net.Addr
 	statusLn net.Listener
+	// certDir holds the generated TLS certificates, removed at Close
+	// ("" with configured ones).
+	certDir string
 
 	serving  sync.WaitGroup
 	serveErr chan error
@@ -133,12 +136,26 @@ func open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		}
 		kvDial = append(kvDial, grpc.WithTransportCredentials(credentials.NewTLS(dialTLS)))
 	}
-	mysqlTLS, ssl, err := mysqlTLS(sc.Security)
+	var certDir string
+	if sc.Security.SSLCert == "" {
+		var err error
+		if certDir, err = os.MkdirTemp("", "shoal-sql-tls-"); err != nil {
+			return nil, err
+		}
+	}
+	removeCerts := func() {
+		if certDir != "" {
+			os.RemoveAll(certDir)
+		}
+	}
+	mysqlTLS, ssl, err := mysqlTLS(sc.Security, certDir, log)
 	if err != nil {
+		removeCerts()
 		return nil, err
 	}
 	pdc, err := pdclient.New(ctx, sc.PDAddrs(), pdclient.Options{Logger: log, TLS: dialTLS})
 	if err != nil {
+		removeCerts()
 		return nil, fmt.Errorf("cannot reach PD at %s: %w", sc.PD, err)
 	}
 	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: sc.MaxBackoff(), ConnsPerStore: sc.KVConnsPerStore,
@@ -158,6 +175,7 @@ func open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		storage.Close()
 		kvc.Close()
 		pdc.Close()
+		removeCerts()
 		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
 	}
 	gcw := gcworker.New(gcworker.Config{
@@ -175,22 +193,22 @@ func open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Logger:        log,
 		TLS:           mysqlTLS,
 	}, backend)
-	return &Node{pd: pdc, kvc: kvc, storage: storage, backend: backend, gc: gcw, srv: srv}, nil
+	return &Node{pd: pdc, kvc: kvc, storage: storage, backend: backend, gc: gcw, srv: srv, certDir: certDir}, nil
 }
 
-// mysqlTLS returns the MySQL protocol's TLS from the [security] files, or
-// nil (no TLS) without a certificate: a SQL node generates none.
-func mysqlTLS(sec config.Security) (*tls.Config, session.SSLConfig, error) {
-	p := sec.Paths()
-	if p.Cert == "" {
-		return nil, session.SSLConfig{}, nil
-	}
-	tlsCfg, err := security.MySQLServerTLS(p)
-	if err != nil {
+// mysqlTLS returns the MySQL protocol's TLS from the [security] files or,
+// without a certificate, from a CA and server certificate generated into
+// autoDir (a SQL node keeps no data directory: a fresh temporary one per
+// start, as TiDB's auto-tls).
+func mysqlTLS(sec config.Security, autoDir string, log *slog.Logger) (*tls.Config, session.SSLConfig, error) {
+	cfg, p, generated, err := security.MySQLServerIdentity(sec.Paths(), autoDir)
+	if err != nil || cfg == nil {
 		return nil, session.SSLConfig{}, err
 	}
-	abs := p.Abs()
-	return tlsCfg, session.SSLConfig{Enabled: true, CA: abs.CA, Cert: abs.Cert, Key: abs.Key}, nil
+	if generated {
+		log.Info("generated a self-signed CA and server certificate for TLS", "ca", p.CA, "cert", p.Cert)
+	}
+	return cfg, session.SSLConfig{Enabled: true, CA: p.CA, Cert: p.Cert, Key: p.Key}, nil
 }
 
 // gcServiceID names this SQL node's GC claim at PD: its host and MySQL
@@ -229,5 +247,8 @@ func (n *Node) Close() error {
 	n.storage.Close()
 	err = errors.Join(err, n.kvc.Close())
 	n.pd.Close()
+	if n.certDir != "" {
+		err = errors.Join(err, os.RemoveAll(n.certDir))
+	}
 	return err
 }

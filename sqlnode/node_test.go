@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,23 @@ func TestNodeInProcess(t *testing.T) {
 		t.Fatalf("sum %d", sum)
 	}
 
+	// Without configured certificates the node serves TLS with ones it
+	// generated (into a temporary directory, removed at Close).
+	tlsDB, err := sql.Open("mysql", "root@tcp("+node.Addr().String()+")/?tls=skip-verify&timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsDB.Close()
+	var name, cipher string
+	if err := tlsDB.QueryRowContext(qctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || cipher == "" {
+		t.Fatalf("Ssl_cipher %q (%v)", cipher, err)
+	}
+	var certFile string
+	if err := db.QueryRowContext(qctx, "SELECT @@ssl_cert").Scan(&certFile); err != nil || certFile == "" {
+		t.Fatalf("@@ssl_cert %q (%v)", certFile, err)
+	}
+	tlsDB.Close()
+
 	// /status: role, health (PD answers), the schema version the DDLs
 	// moved.
 	hc := &http.Client{Timeout: 5 * time.Second}
@@ -141,6 +159,9 @@ func TestNodeInProcess(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", node.Addr().String(), time.Second); err == nil {
 		c.Close()
 		t.Fatal("MySQL port still accepts after Close")
+	}
+	if _, err := os.Stat(certFile); !os.IsNotExist(err) {
+		t.Fatalf("generated certificate %s still there after Close (%v)", certFile, err)
 	}
 }
 
