@@ -115,11 +115,15 @@ func (h *ddHarness) run(t *testing.T, d *datadriven.TestData) string {
 		if err := leader.SplitRegion(ctx, regionID, []byte(key)); err != nil {
 			return ddError(err)
 		}
-		info, ok := leader.RegionByKey([]byte(key))
-		if !ok {
-			d.Fatalf(t, "no region holds the split key %q on store %d", key, leader.StoreID())
-		}
-		h.wantLeader[info.Region.GetId()] = h.wantLeader[regionID]
+		// SplitRegion returns when the parent is applied; the new region's
+		// peer is created right after, in the same round's post-apply work.
+		var right RegionInfo
+		h.c.eventually(fmt.Sprintf("a region starting at %q on store %d", key, leader.StoreID()), func() bool {
+			info, ok := leader.RegionByKey([]byte(key))
+			right = info
+			return ok && info.Region.GetId() != regionID
+		})
+		h.wantLeader[right.Region.GetId()] = h.wantLeader[regionID]
 		return h.settledRegions(d)
 
 	case "transfer-leader":
@@ -397,6 +401,11 @@ func (h *ddHarness) agreement() (clusterView, string, func() error) {
 				return view, fmt.Sprintf("store %d thinks %v leads region %d, not store %d", storeID, info.Leader, regionID, leading), nil
 			}
 		}
+		// A new leader refuses batches until it applied an entry of its
+		// term (engine.go): a put right after settling must not see that.
+		if !leaderReady(h.c.store(leading), regionID) {
+			return view, fmt.Sprintf("region %d: the leader on store %d has not applied an entry of its term", regionID, leading), nil
+		}
 		view.regions = append(view.regions, newest)
 		view.leader[regionID] = leading
 	}
@@ -404,6 +413,20 @@ func (h *ddHarness) agreement() (clusterView, string, func() error) {
 		return bytes.Compare(view.regions[i].GetStartKey(), view.regions[j].GetStartKey()) < 0
 	})
 	return view, "", nil
+}
+
+// leaderReady asks the raft goroutine (the owner of the flag) whether the
+// store's peer of the region is a leader ready for batches.
+func leaderReady(s *Store, regionID uint64) bool {
+	if s == nil {
+		return false
+	}
+	return s.call(func() error {
+		if p := s.peers[regionID]; p == nil || !p.isLeader || !p.leaderReady {
+			return errors.New("not ready")
+		}
+		return nil
+	}) == nil
 }
 
 // epochAfter reports whether a is newer than b (splits first).
