@@ -37,7 +37,8 @@ import (
 // Commands (one store or region per argument; store ids are 1..N):
 //
 //	cluster stores=N                      N fresh stores, no regions
-//	bootstrap stores=S,..                 region 1 over all keys, a voter on each
+//	bootstrap stores=S,.. [no-campaign]   region 1 over all keys, a voter on each;
+//	                                      the first store campaigns unless no-campaign
 //	put [store=S] [epoch=C.V]             one key=value a line, one raft proposal:
 //	                                      through the leader of the first key's
 //	                                      region, or through store S; epoch= sends it
@@ -47,7 +48,11 @@ import (
 //	                                      the epoch version V if given
 //	split region=R key=K                  split through the leader (ids from PD)
 //	transfer-leader region=R to=S
-//	campaign region=R store=S             store S's peer starts an election
+//	campaign region=R store=S             store S's peer starts an election (it wins
+//	                                      only where no peer heard from a leader
+//	                                      lately: pre-vote and check-quorum refuse
+//	                                      it otherwise, and settling then moves the
+//	                                      leadership with a transfer)
 //	stop-store store=S / restart-store store=S
 //	add-learner region=R store=S / promote region=R store=S / remove-peer region=R store=S
 //	regions                               every region as the live stores agree on it
@@ -96,6 +101,20 @@ func (h *ddHarness) run(t *testing.T, d *datadriven.TestData) string {
 
 	case "bootstrap":
 		stores := ddStores(t, d, "stores")
+		if d.HasArg("no-campaign") {
+			// Leave the region without a leader for a campaign command:
+			// print the descriptor every store was given.
+			region := &metapb.Region{Id: 1, RegionEpoch: &metapb.RegionEpoch{ConfVer: 1, Version: 1}}
+			for _, sid := range stores {
+				region.Peers = append(region.Peers, &metapb.Peer{Id: h.c.pd.allocID(), StoreId: sid})
+			}
+			for _, sid := range stores {
+				if err := h.liveStore(d, sid).BootstrapRegion(region); err != nil {
+					return ddError(err)
+				}
+			}
+			return h.formatRegion(region) + " no leader\n"
+		}
 		h.c.bootstrap(stores...)
 		h.wantLeader[1] = stores[0]
 		return h.settledRegions(d)
@@ -127,8 +146,17 @@ func (h *ddHarness) run(t *testing.T, d *datadriven.TestData) string {
 		return h.settledRegions(d)
 
 	case "transfer-leader":
-		regionID := uint64(ddInt(t, d, "region"))
-		h.wantLeader[regionID] = uint64(ddInt(t, d, "to"))
+		regionID, to := uint64(ddInt(t, d, "region")), uint64(ddInt(t, d, "to"))
+		leader := h.leaderStore(d, regionID)
+		info, _ := leader.Region(regionID)
+		target := findStorePeer(info.Region, to)
+		if target == nil {
+			d.Fatalf(t, "region %d has no peer on store %d", regionID, to)
+		}
+		if err := leader.TransferLeader(regionID, target.GetId()); err != nil {
+			return ddError(err)
+		}
+		h.wantLeader[regionID] = to
 		return h.settledRegions(d)
 
 	case "campaign":
@@ -316,7 +344,9 @@ type clusterView struct {
 func (h *ddHarness) settle(d *datadriven.TestData) clusterView {
 	h.t.Helper()
 	deadline := time.Now().Add(waitFor)
-	var lastTransfer time.Time
+	// A command may just have started a transfer of its own: give it
+	// about an election timeout before stepping in.
+	lastTransfer := time.Now()
 	for {
 		view, problem, transfer := h.agreement()
 		if problem == "" {
@@ -325,7 +355,7 @@ func (h *ddHarness) settle(d *datadriven.TestData) clusterView {
 		if time.Now().After(deadline) {
 			d.Fatalf(h.t, "cluster did not settle in %v: %s", waitFor, problem)
 		}
-		if transfer != nil && time.Since(lastTransfer) > 100*time.Millisecond {
+		if transfer != nil && time.Since(lastTransfer) > 300*time.Millisecond {
 			lastTransfer = time.Now()
 			_ = transfer()
 		}
