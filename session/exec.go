@@ -11,6 +11,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/types"
@@ -45,15 +46,16 @@ func (s *Session) stalePlan(plan *planner.Statement) bool {
 const maxSchemaChangeRetries = 16
 
 // executeStmt runs one parsed statement. plan, when non-nil, is a cached
-// plan for it; params are prepared-statement parameters.
-func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum) (ResultSet, error) {
+// plan for it; params are prepared-statement parameters; allowed, when
+// non-nil, remembers the privilege check of a prepared statement.
+func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum, allowed *privVerdict) (ResultSet, error) {
 	runStmtHook(node)
 	if _, ok := node.(*ast.ShowStmt); !ok {
 		s.warnings = s.warnings[:0]
 	}
 	s.affected = 0
 	s.evalCtx.Params = params
-	if err := s.checkPrivileges(node); err != nil {
+	if err := s.checkPrivilegesOnce(node, allowed); err != nil {
 		return nil, err
 	}
 	switch x := node.(type) {
@@ -103,10 +105,10 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
 		}
-		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
-		return nil, ddl.Exec(ctx, x)
+		return nil, d.Exec(ctx, x)
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err

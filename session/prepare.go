@@ -22,6 +22,7 @@ type preparedStmt struct {
 	version   int64
 	db        string
 	fields    []*Field
+	allowed   privVerdict
 }
 
 func planned(node ast.StmtNode) bool {
@@ -120,7 +121,7 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 		}
 	}
 	s.outcomes = s.outcomes[:0]
-	return s.executeStmt(ctx, ps.node, plan, owned)
+	return s.executeStmt(ctx, ps.node, plan, owned, &ps.allowed)
 }
 
 // ClosePrepared forgets a prepared statement.

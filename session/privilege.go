@@ -37,6 +37,10 @@ type sessionPrivs struct {
 	roles  []privilege.Ident // active roles
 	merged *privilege.Merged
 	ver    uint64
+	// access is the statement walker checkTables reuses, so that checking
+	// a statement for an account without global DML privileges allocates
+	// nothing per statement.
+	access accessCollector
 }
 
 // login fixes the session's account (the one its user logs in as from its

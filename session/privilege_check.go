@@ -13,6 +13,34 @@ import (
 // queries and DML, so the hot path costs one version compare.
 const dmlPrivs = privilege.Privs(mysql.SelectPriv | mysql.InsertPriv | mysql.UpdatePriv | mysql.DeletePriv)
 
+// privVerdict records that a prepared statement passed the privilege check
+// under one set of merged privileges (a new set is built whenever a grant
+// changes anywhere or the active roles change), current database and
+// schema version; its next executions under the same three skip the walk.
+type privVerdict struct {
+	privs     *privilege.Merged
+	db        string
+	schemaVer int64
+}
+
+// checkPrivilegesOnce is checkPrivileges, skipped when v says this
+// statement already passed under the session's current privileges.
+func (s *Session) checkPrivilegesOnce(node ast.StmtNode, v *privVerdict) error {
+	if v == nil {
+		return s.checkPrivileges(node)
+	}
+	m, ver := s.privs(), s.b.catalog.InfoSchema().Version()
+	if v.privs == m && v.db == s.db && v.schemaVer == ver {
+		return nil
+	}
+	if err := s.checkPrivileges(node); err != nil {
+		*v = privVerdict{}
+		return err
+	}
+	*v = privVerdict{privs: m, db: s.db, schemaVer: ver}
+	return nil
+}
+
 // checkPrivileges fails a statement the session may not run, before it runs:
 // 1142 (table), 1143 (column), 1044 (database), 1227 (administrative).
 func (s *Session) checkPrivileges(node ast.StmtNode) error {
@@ -179,14 +207,24 @@ type accessCollector struct {
 	columns []*ast.ColumnName
 	star    map[string]bool // qualifier ("" for unqualified *) of wildcards
 	ctes    map[string]bool
-	// writes: target tables of INSERT/UPDATE/DELETE by the privilege.
-	writes []tableUse
+}
+
+// reset empties the collector for the next statement, keeping its memory.
+func (c *accessCollector) reset() *accessCollector {
+	clear(c.tables) // drop references into the old AST
+	clear(c.columns)
+	c.tables, c.columns = c.tables[:0], c.columns[:0]
+	c.star, c.ctes = nil, nil
+	return c
 }
 
 func (c *accessCollector) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.WithClause:
 		for _, cte := range x.CTEs {
+			if c.ctes == nil {
+				c.ctes = map[string]bool{}
+			}
 			c.ctes[cte.Name.L] = true
 		}
 	case *ast.TableSource:
@@ -200,6 +238,9 @@ func (c *accessCollector) Enter(n ast.Node) (ast.Node, bool) {
 		c.columns = append(c.columns, x.Name)
 	case *ast.SelectField:
 		if x.WildCard != nil {
+			if c.star == nil {
+				c.star = map[string]bool{}
+			}
 			c.star[x.WildCard.Table.L] = true
 		}
 	}
@@ -212,7 +253,7 @@ func (c *accessCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // (or on the columns named, for a table granted only column by column);
 // INSERT, UPDATE, DELETE on the targets.
 func (s *Session) checkTables(m *privilege.Merged, node ast.Node) error {
-	c := &accessCollector{star: map[string]bool{}, ctes: map[string]bool{}}
+	c := s.priv.access.reset()
 	targets := map[*ast.TableName]mysql.PrivilegeType{}
 	// written: per privilege, the columns a write names (nil: all of them),
 	// for tables granted INSERT or UPDATE column by column.

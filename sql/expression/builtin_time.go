@@ -686,19 +686,18 @@ func evalCurTime(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error
 
 func init() {
 	add := func(name string, minArgs, maxArgs int, fn evalFunc, rt func([]Expr) types.FieldType) {
-		builtins[name] = builtin{minArgs, maxArgs, fn, rt, false}
+		registerBuiltin("time", name, builtin{minArgs, maxArgs, fn, rt, false})
 	}
 	nowType := func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDatetime, constFsp(args, 0)) }
 	for _, n := range []string{"now", "current_timestamp", "localtime", "localtimestamp", "sysdate"} {
-		builtins[n] = builtin{0, 1, evalNow(false), nowType, true}
+		registerBuiltin("time", n, builtin{0, 1, evalNow(false), nowType, true})
 	}
 	for _, n := range []string{"curdate", "current_date"} {
-		builtins[n] = builtin{0, 0, evalNow(true), func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true}
+		registerBuiltin("time", n, builtin{0, 0, evalNow(true), func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true})
 	}
 	for _, n := range []string{"curtime", "current_time"} {
-		builtins[n] = builtin{0, 1, evalCurTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true}
+		registerBuiltin("time", n, builtin{0, 1, evalCurTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true})
 	}
-	builtins["truncate"] = builtin{2, 2, evalRound, roundType, false}
 
 	intFn := func(get func(t types.TimeFields) int64) evalFunc {
 		return timeFn(func(ctx *Context, t types.Datum) types.Datum { return types.NewInt(get(t.TimeFields())) })
@@ -829,7 +828,7 @@ func init() {
 		}
 		return types.Datum{}, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this EXTRACT unit")
 	}, intType)
-	builtins["unix_timestamp"] = builtin{0, 1, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	registerBuiltin("time", "unix_timestamp", builtin{0, 1, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		if len(f.Args) == 0 {
 			return types.NewInt(ctx.Now().Unix()), nil
 		}
@@ -852,7 +851,7 @@ func init() {
 			return decimalType(18, 6)
 		}
 		return intType(args)
-	}, true}
+	}, true})
 	add("from_unixtime", 1, 2, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		d, ok, err := eval1(ctx, f, row)
 		if !ok {

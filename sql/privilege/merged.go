@@ -74,11 +74,38 @@ func (m *Merged) Has(p mysql.PrivilegeType, db, table string) bool {
 	if db == "" {
 		return false
 	}
-	db = strings.ToLower(db)
-	if m.DB[db].Has(p) {
+	var buf [keyBufLen]byte
+	if m.DB[string(appendLowerKey(buf[:0], db))].Has(p) {
 		return true
 	}
-	return table != "" && m.Table[db+"."+strings.ToLower(table)].Has(p)
+	return table != "" && m.Table[string(appendLowerKey(buf[:0], db, table))].Has(p)
+}
+
+// keyBufLen fits the lookup keys of most names on the stack: a statement's
+// privilege check then allocates nothing (a map index by string(bytes)
+// does not copy).
+const keyBufLen = 192
+
+// appendLowerKey appends the map key of parts: lower-cased, joined by '.'.
+func appendLowerKey(dst []byte, parts ...string) []byte {
+	for i, p := range parts {
+		if i > 0 {
+			dst = append(dst, '.')
+		}
+		for j := 0; j < len(p); j++ {
+			c := p[j]
+			if c >= 0x80 {
+				// Non-ASCII: the Unicode lower-casing of the stored keys.
+				dst = append(dst, strings.ToLower(p[j:])...)
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // HasColumn reports whether p is held on the column (at any level).
@@ -86,13 +113,15 @@ func (m *Merged) HasColumn(p mysql.PrivilegeType, db, table, column string) bool
 	if m.Has(p, db, table) {
 		return true
 	}
-	return m.Column[lowerKey(db, table, column)].Has(p)
+	var buf [keyBufLen]byte
+	return m.Column[string(appendLowerKey(buf[:0], db, table, column))].Has(p)
 }
 
 // HasColumnsOf reports whether some column of db.table carries p (then a
 // statement needing p there is checked column by column).
 func (m *Merged) HasColumnsOf(p mysql.PrivilegeType, db, table string) bool {
-	return m.columnsOf[lowerKey(db, table)].Has(p)
+	var buf [keyBufLen]byte
+	return m.columnsOf[string(appendLowerKey(buf[:0], db, table))].Has(p)
 }
 
 // HasDynamic reports whether the dynamic privilege name is held.

@@ -2,5 +2,6 @@
 // ARCHITECTURE.md describes it: the SQL node (kv/..., sql/..., session)
 // reaches a store only through the contract (store/kvrpc and its wire
 // codec), never through the store's implementation (mvcc, engine,
-// service, raftstore, grpcserver).
+// service, raftstore, grpcserver), and within the SQL layer imports run
+// down: catalog and expression, planner, executor, ddl, session.
 package layering
