@@ -446,6 +446,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if sysVars[name].readOnly {
 			return errno.NewStd(mysql.ErrIncorrectGlobalLocalVar, name, "read only")
 		}
+		if err := checkVarType(name, val); err != nil {
+			return err
+		}
 		str := val.String()
 		if val.IsNull() {
 			str = ""

@@ -28,12 +28,13 @@ next:
 			if err != nil {
 				return buf[:keyStart], out, err
 			}
-			d, exact, ok := keyDatum(v, &t.Columns[idx.Columns[i].Offset].Type)
+			ft := &t.Columns[idx.Columns[i].Offset].Type
+			d, exact, ok := keyDatum(v, ft)
 			if !ok || !exact {
 				buf = buf[:keyStart]
 				continue next
 			}
-			buf = codec.AppendDatum(buf, d)
+			buf = codec.AppendDatum(buf, toStoredTime(d, ft, r.ctx.zone()))
 		}
 		key := keyFrom(buf, keyStart)
 		if rg.Low == nil && rg.High == nil {
@@ -55,7 +56,7 @@ next:
 				continue
 			}
 			s := len(buf)
-			buf = codec.AppendDatum(append(buf, key...), d)
+			buf = codec.AppendDatum(append(buf, key...), toStoredTime(d, ft, r.ctx.zone()))
 			start = keyFrom(buf, s)
 			if rg.LowExcl || (!exact && types.Compare(d, v) < 0) {
 				buf, start = appendPrefixNext(buf[:s], start) // in place
@@ -77,7 +78,7 @@ next:
 				continue
 			}
 			s := len(buf)
-			buf = codec.AppendDatum(append(buf, key...), d)
+			buf = codec.AppendDatum(append(buf, key...), toStoredTime(d, ft, r.ctx.zone()))
 			end = keyFrom(buf, s)
 			if !(rg.HighExcl || (!exact && types.Compare(d, v) > 0)) {
 				buf, end = appendPrefixNext(buf[:s], end) // in place
@@ -190,6 +191,7 @@ func (r *tableReader) coverRow(key, val []byte) (types.Row, error) {
 	if r.ts.ExtraHandle {
 		row[width-1] = types.NewInt(h.IntValue())
 	}
+	r.tc.rowFromStored(row, r.ctx.zone())
 	return row, nil
 }
 

@@ -104,7 +104,7 @@ func (r *tableReader) Next() (types.Row, error) {
 			}
 		}
 		if r.ts.LockEach && r.ctx.Pessimistic && r.ts.Kind != planner.AccessPoint {
-			h, err := r.tc.handleOf(r.ts.Table, row)
+			h, err := r.tc.handleOf(r.ts.Table, row, r.ctx.zone())
 			if err != nil {
 				return nil, err
 			}
@@ -151,7 +151,7 @@ func (r *tableReader) next() (types.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		row, err := r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle)
+		row, err := r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle, r.ctx.zone())
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +187,7 @@ func (r *tableReader) readAllAndLock() error {
 		if row == nil {
 			break
 		}
-		h, err := r.tc.handleOf(r.ts.Table, row)
+		h, err := r.tc.handleOf(r.ts.Table, row, r.ctx.zone())
 		if err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
+	return r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), v, r.ts.ExtraHandle, r.ctx.zone())
 }
 
 // keyColumns are the offsets of the clustered key's columns.
@@ -435,11 +435,12 @@ func (r *tableReader) pointValues(pt []expression.Expr, cols []int) ([]types.Dat
 		if err != nil {
 			return nil, false, err
 		}
-		d, exact, ok := keyDatum(v, &r.ts.Table.Columns[cols[i]].Type)
+		ft := &r.ts.Table.Columns[cols[i]].Type
+		d, exact, ok := keyDatum(v, ft)
 		if !ok || !exact {
 			return nil, false, nil
 		}
-		vals[i] = d
+		vals[i] = toStoredTime(d, ft, r.ctx.zone())
 	}
 	return vals, true, nil
 }
