@@ -205,7 +205,8 @@ type Session struct {
 	// tz caches the zone @@time_zone named (tzName) at the last statement.
 	tz     *types.TimeZone
 	tzName string
-	mu      sync.Mutex // guards Close against a running statement's cleanup
+
+	mu sync.Mutex // guards Close against a running statement's cleanup
 
 	// processListFn is information_schema.PROCESSLIST's rows (made once:
 	// a method value allocates).

@@ -256,13 +256,17 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 				c.AutoIncrement = true
 				c.Type.Flag |= mysql.AutoIncrementFlag
 			case ast.ColumnOptionDefaultValue:
-				txt, isNull, err := literalText(o.Expr)
+				txt, isNull, err := columnDefaultText(c, o.Expr)
 				if err != nil {
 					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 				}
 				c.HasDefault = true
 				if !isNull {
 					c.Default = &txt
+				}
+			case ast.ColumnOptionOnUpdate:
+				if err := setOnUpdate(c, o.Expr); err != nil {
+					return err
 				}
 			case ast.ColumnOptionPrimaryKey:
 				if pk != nil {
@@ -728,13 +732,17 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				case ast.ColumnOptionNotNull:
 					c.Type.Flag |= mysql.NotNullFlag
 				case ast.ColumnOptionDefaultValue:
-					txt, isNull, err := literalText(o.Expr)
+					txt, isNull, err := columnDefaultText(c, o.Expr)
 					if err != nil {
 						return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 					}
 					c.HasDefault = true
 					if !isNull {
 						c.Default = &txt
+					}
+				case ast.ColumnOptionOnUpdate:
+					if err := setOnUpdate(c, o.Expr); err != nil {
+						return nil, err
 					}
 				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
 					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")

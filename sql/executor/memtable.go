@@ -58,6 +58,9 @@ func (e *memTableExec) Open() error {
 					def := types.Datum{}
 					if c.Default != nil {
 						def = str(*c.Default)
+						if *c.Default == "CURRENT_TIMESTAMP" {
+							def = str(CurrentTimestampText(&c.Type))
+						}
 					}
 					nullable := "YES"
 					if c.Type.NotNull() {
@@ -65,7 +68,7 @@ func (e *memTableExec) Open() error {
 					}
 					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), str(c.Name), types.NewUint(uint64(i + 1)),
 						def, str(nullable), str(TypeName(&c.Type)), {}, {}, {}, {}, {}, str(ColumnTypeString(&c.Type)),
-						str(columnKey(t, c)), str(columnExtra(c)), str(c.Comment)})
+						str(columnKey(t, c)), str(ColumnExtra(c)), str(c.Comment)})
 				}
 			}
 		}
@@ -137,11 +140,20 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 	return ""
 }
 
-func columnExtra(c *catalog.ColumnInfo) string {
+// ColumnExtra is a column's EXTRA (information_schema.COLUMNS, SHOW
+// COLUMNS) as MySQL 8 words it.
+func ColumnExtra(c *catalog.ColumnInfo) string {
 	if c.AutoIncrement {
 		return "auto_increment"
 	}
-	return ""
+	var parts []string
+	if c.Default != nil && *c.Default == "CURRENT_TIMESTAMP" {
+		parts = append(parts, "DEFAULT_GENERATED")
+	}
+	if c.OnUpdate {
+		parts = append(parts, "on update "+CurrentTimestampText(&c.Type))
+	}
+	return strings.Join(parts, " ")
 }
 
 // TypeName is the bare SQL type name of a column type (DATA_TYPE).
@@ -232,6 +244,10 @@ func ColumnTypeString(ft *types.FieldType) string {
 		}
 		if ft.IsUnsigned() {
 			s += " unsigned"
+		}
+	case mysql.TypeTimestamp, mysql.TypeDatetime, mysql.TypeDuration:
+		if ft.Decimal > 0 {
+			s = fmt.Sprintf("%s(%d)", name, ft.Decimal)
 		}
 	case mysql.TypeEnum, mysql.TypeSet:
 		quoted := make([]string, len(ft.Elems))

@@ -401,6 +401,9 @@ func execUpdate(ctx *Context, p *planner.Update) error {
 		if rowsEqual(old, nrow) {
 			continue
 		}
+		if err := touchOnUpdate(ctx, p.Table, p.Assignments, nrow, i+1); err != nil {
+			return err
+		}
 		if err := w.updateRow(old, nrow); err != nil {
 			if p.Ignore {
 				var se *errno.SQLError
@@ -682,6 +685,9 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 			}
 			if rowsEqual(old, nrow) {
 				return nil
+			}
+			if err := touchOnUpdate(ctx, t, p.OnDup, nrow, rowNum); err != nil {
+				return err
 			}
 			if err := w.updateRow(old, nrow); err != nil {
 				return err
