@@ -11,6 +11,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/types"
@@ -104,10 +105,10 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
 		}
-		ddl := &executor.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
-		return nil, ddl.Exec(ctx, x)
+		return nil, d.Exec(ctx, x)
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err

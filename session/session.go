@@ -33,6 +33,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
@@ -107,8 +108,8 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	b.serverMem.Limit = b.serverMemoryLimit
 	for _, db := range []string{"mysql", "test"} {
 		if cat.InfoSchema().DB(db) == nil {
-			ddl := &executor.DDL{Catalog: cat}
-			if err := ddl.Exec(ctx, &ast.CreateDatabaseStmt{Name: ast.NewCIStr(db), IfNotExists: true}); err != nil {
+			d := &ddl.DDL{Catalog: cat}
+			if err := d.Exec(ctx, &ast.CreateDatabaseStmt{Name: ast.NewCIStr(db), IfNotExists: true}); err != nil {
 				return nil, fmt.Errorf("bootstrap database %s: %w", db, err)
 			}
 		}
@@ -332,14 +333,14 @@ func (s *Session) lockWait() time.Duration {
 }
 
 // clustering is tidb_enable_clustered_index as the DDL executor takes it.
-func (s *Session) clustering() executor.Clustering {
+func (s *Session) clustering() ddl.Clustering {
 	switch v, _ := s.getSysVar("tidb_enable_clustered_index", false); v {
 	case "OFF":
-		return executor.ClusterNone
+		return ddl.ClusterNone
 	case "INT_ONLY":
-		return executor.ClusterIntOnly
+		return ddl.ClusterIntOnly
 	}
-	return executor.ClusterAll
+	return ddl.ClusterAll
 }
 
 func (s *Session) txnMode() kv.TxnMode {

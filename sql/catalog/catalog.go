@@ -1,6 +1,9 @@
 // Package catalog holds the schema: databases, tables, columns and indexes,
 // persisted as JSON records under the meta key prefix in the kv store, and
-// served to the planner as immutable InfoSchema snapshots.
+// served to the planner as immutable InfoSchema snapshots. It also runs
+// what every SQL node takes part in: the DDL transaction (Catalog.DDL),
+// the online schema-change jobs and their steps, schema leases and the
+// commit gate. What a DDL statement changes is decided in sql/ddl.
 //
 // Invariants:
 //   - An InfoSchema is never mutated after it is published; DDL builds a new
@@ -10,10 +13,10 @@
 //     version together; concurrent DDLs conflict on the version key.
 //   - Column and index IDs are never reused within a table, so row values
 //     written under an old schema decode correctly under a new one.
-//   - Online schema changes (job.go) keep F1's two-version invariant: at
-//     any moment the DML commits of all SQL nodes run under at most two
-//     adjacent schema versions of a table, whose states are compatible.
-//     A job changes one state per version and, before the next, waits
+//   - Online schema changes (job.go, job_run.go) keep F1's two-version
+//     invariant: at any moment the DML commits of all SQL nodes run under
+//     at most two adjacent schema versions of a table, whose states are
+//     compatible. A job changes one state per version and, before the next, waits
 //     until every SQL node with a live schema-version record (nodes.go)
 //     records the new version. A node records a version only once it
 //     published it and the commits it had checked against older schemas

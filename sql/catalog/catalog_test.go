@@ -10,7 +10,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/embedded"
 	"github.com/shoaldb/shoal/sql/catalog"
-	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/ddl"
 )
 
 type env struct {
@@ -49,7 +49,7 @@ func (e *env) ddl(sql string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	d := &executor.DDL{Catalog: e.cat, CurrentDB: "db"}
+	d := &ddl.DDL{Catalog: e.cat, CurrentDB: "db"}
 	for _, st := range stmts {
 		if err := d.Exec(context.Background(), st.(ast.DDLNode)); err != nil {
 			e.t.Fatalf("%s: %v", sql, err)

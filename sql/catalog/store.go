@@ -64,7 +64,7 @@ type Catalog struct {
 	renewKick       chan struct{}
 	renewals        int // under renewMu
 
-	// jobs this node is driving (job.go).
+	// jobs this node is driving (job_run.go).
 	jobsMu  sync.Mutex
 	running map[int64]bool
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/shoaldb/shoal/sql/catalog"
-	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/ddl"
 )
 
 // twoNodes opens a second Catalog on e's store, as a second SQL node of a
@@ -32,7 +32,7 @@ func ddlOn(c *catalog.Catalog, sql string) error {
 	if err != nil {
 		return err
 	}
-	d := &executor.DDL{Catalog: c, CurrentDB: "db"}
+	d := &ddl.DDL{Catalog: c, CurrentDB: "db"}
 	return d.Exec(context.Background(), stmts[0].(ast.DDLNode))
 }
 

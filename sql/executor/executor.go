@@ -1,6 +1,9 @@
 // Package executor runs physical plans: Volcano-style iterators over rows
 // for queries, and writers for INSERT, UPDATE and DELETE that maintain row
-// and index entries through a kv.Txn.
+// and index entries through a kv.Txn. One file per operator
+// (selection.go, sort.go, hash_agg.go, join.go, index_join.go,
+// table_reader.go, insert.go, ...); what several share lives in a file
+// named for it (row_codec.go, key_ranges.go, table_writer.go, lock.go).
 //
 // Invariants:
 //   - Every write of a row writes (or deletes) its row key and every index
@@ -233,15 +236,3 @@ func (ctx *Context) KeyedLookup(id int, keys []types.Datum) (types.Datum, bool, 
 	v, found := m[string(groupKey(nil, nil, keys))]
 	return v, found, nil
 }
-
-type dualExec struct{ done, empty bool }
-
-func (e *dualExec) Open() error { e.done = e.empty; return nil }
-func (e *dualExec) Next() (types.Row, error) {
-	if e.done {
-		return nil, nil
-	}
-	e.done = true
-	return types.Row{}, nil
-}
-func (e *dualExec) Close() error { return nil }

@@ -26,7 +26,7 @@ type joinExec struct {
 	interrupt interruptTicker
 	mem       int64 // the right side's rows, counted against the quota
 	keyVals   []types.Datum
-	spill     *joinSpill // a hash join over the quota (join_spill.go)
+	spill     *joinSpill // a hash join over the quota (hash_join_spill.go)
 
 	// batch reads an index join's right side for batches of left rows; nil
 	// when it is read per left row.

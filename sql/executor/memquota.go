@@ -10,8 +10,9 @@ import (
 // Memory quota of a statement (tidb_mem_quota_query): sort, hash
 // aggregation and hash join count what they hold in Context.memUsed. Over
 // Context.MemQuota a sort spills sorted runs to disk, a hash aggregation
-// and a hash join spill partitions (agg_spill.go, join_spill.go); a
-// nested-loop join's inner side cannot spill and fails with 8175.
+// and a hash join spill partitions (hash_agg_spill.go,
+// hash_join_spill.go); a nested-loop join's inner side cannot spill and
+// fails with 8175.
 
 const datumSize = int64(unsafe.Sizeof(types.Datum{}))
 

@@ -9,7 +9,9 @@ import (
 )
 
 func init() {
-	builtins["sleep"] = builtin{1, 1, evalSleep, intType, true}
+	registerBuiltins("misc", map[string]builtin{
+		"sleep": {1, 1, evalSleep, intType, true},
+	})
 }
 
 // evalSleep is SLEEP(seconds): 0 after sleeping, 1 when the statement was

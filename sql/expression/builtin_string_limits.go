@@ -148,7 +148,3 @@ func evalInsert(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error)
 	out = append(append(append(out, head...), repl...), tail...)
 	return types.NewStringBytes(out), nil
 }
-
-func init() {
-	builtins["insert_func"] = builtin{4, 4, evalInsert, firstArgStringType, false}
-}

@@ -763,24 +763,23 @@ func convertTZType(args []Expr) types.FieldType {
 
 func init() {
 	add := func(name string, minArgs, maxArgs int, fn evalFunc, rt func([]Expr) types.FieldType) {
-		builtins[name] = builtin{minArgs, maxArgs, fn, rt, false}
+		registerBuiltin("time", name, builtin{minArgs, maxArgs, fn, rt, false})
 	}
 	nowType := func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDatetime, constFsp(args, 0)) }
 	for _, n := range []string{"now", "current_timestamp", "localtime", "localtimestamp"} {
-		builtins[n] = builtin{0, 1, evalNow(false), nowType, true}
+		registerBuiltin("time", n, builtin{0, 1, evalNow(false), nowType, true})
 	}
-	builtins["sysdate"] = builtin{0, 1, evalSysdate, nowType, true}
-	builtins["utc_timestamp"] = builtin{0, 1, evalUTCTimestamp, nowType, true}
-	builtins["utc_date"] = builtin{0, 0, evalUTCDate, func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true}
-	builtins["utc_time"] = builtin{0, 1, evalUTCTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true}
+	registerBuiltin("time", "sysdate", builtin{0, 1, evalSysdate, nowType, true})
+	registerBuiltin("time", "utc_timestamp", builtin{0, 1, evalUTCTimestamp, nowType, true})
+	registerBuiltin("time", "utc_date", builtin{0, 0, evalUTCDate, func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true})
+	registerBuiltin("time", "utc_time", builtin{0, 1, evalUTCTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true})
 	add("convert_tz", 3, 3, evalConvertTZ, convertTZType)
 	for _, n := range []string{"curdate", "current_date"} {
-		builtins[n] = builtin{0, 0, evalNow(true), func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true}
+		registerBuiltin("time", n, builtin{0, 0, evalNow(true), func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true})
 	}
 	for _, n := range []string{"curtime", "current_time"} {
-		builtins[n] = builtin{0, 1, evalCurTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true}
+		registerBuiltin("time", n, builtin{0, 1, evalCurTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true})
 	}
-	builtins["truncate"] = builtin{2, 2, evalRound, roundType, false}
 
 	intFn := func(get func(t types.TimeFields) int64) evalFunc {
 		return timeFn(func(ctx *Context, t types.Datum) types.Datum { return types.NewInt(get(t.TimeFields())) })
@@ -911,7 +910,7 @@ func init() {
 		}
 		return types.Datum{}, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this EXTRACT unit")
 	}, intType)
-	builtins["unix_timestamp"] = builtin{0, 1, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	registerBuiltin("time", "unix_timestamp", builtin{0, 1, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		if len(f.Args) == 0 {
 			return types.NewInt(ctx.Now().Unix()), nil
 		}
@@ -940,7 +939,7 @@ func init() {
 			return decimalType(18, 6)
 		}
 		return intType(args)
-	}, true}
+	}, true})
 	add("from_unixtime", 1, 2, func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		d, ok, err := eval1(ctx, f, row)
 		if !ok {

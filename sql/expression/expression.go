@@ -8,6 +8,31 @@
 //     session's warnings, subquery runners) lives in the Context.
 //   - Any operand NULL makes an operator NULL, except where MySQL says
 //     otherwise (AND/OR three-valued logic, IS NULL, IFNULL, COALESCE, <=>).
+//
+// # Built-in functions
+//
+// The planner binds every operator and function by its lower-case name
+// through NewFunction, which looks it up in the registry (builtin.go). Each
+// family has its own file named builtin_<family>.go (arithmetic, compare,
+// op, control, like, math, string, time, info, misc; CAST is built by
+// NewCast in builtin_cast.go) with its tests in builtin_<family>_test.go
+// and testdata/<family>. To add a builtin:
+//
+//  1. Write its evaluation (an evalFunc) in its family's file, or start a
+//     new builtin_<family>.go for a new family.
+//  2. Add an entry to the family's table in that file's init function
+//     (registerBuiltins): name -> builtin{minArgs, maxArgs (-1: variadic),
+//     evaluation, result type, nondeterministic}; oneArg and twoArgs cover
+//     the common shapes, and the result type helpers (intType, doubleType,
+//     stringType, decimalType, ...) live in builtin.go.
+//  3. Give it MySQL 8.0's result type and values, and add cases to
+//     testdata/<family> (MySQL's answers; a case where shoal differs stays
+//     out of the file until fixed).
+//
+// A name registered twice panics when the package initialises, so two
+// families cannot silently compete for one name. A function the parser
+// knows but the registry does not fails with 1305 (FUNCTION ... does not
+// exist): nothing is accepted and ignored.
 package expression
 
 import (
@@ -16,7 +41,13 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/types"
+)
+
+var (
+	errIncorrectArgs          = errno.New(mysql.ErrWrongArguments, "Incorrect arguments to EXECUTE")
+	errSubqueryMoreThanOneRow = errno.NewStd(mysql.ErrSubqueryNo1Row)
 )
 
 // Context carries what an evaluation needs beyond the row.

@@ -210,7 +210,7 @@ func (b *builder) buildSetOprList(s *scope, list *ast.SetOprSelectList) (Plan, e
 		}
 		fn, _ := expression.NewFunction("coalesce", exprs...)
 		nc.Ft = *fn.Type()
-		nc.Table, nc.OrgTable, nc.DB = "", "", ""
+		nc.Table, nc.OrgTable, nc.DB, nc.Stored = "", "", "", false
 		cols = append(cols, &nc)
 	}
 	return &Union{baseSchema: baseSchema{cols: cols}, Children: children, Ops: ops}, nil
@@ -611,6 +611,9 @@ func (b *builder) fieldColumn(f *ast.SelectField, e expression.Expr, in *scope) 
 		if idx, err := in.find(cn.Name.Schema.L, cn.Name.Table.L, cn.Name.Name.L); err == nil && idx >= 0 {
 			src := in.cols[idx]
 			oc.DB, oc.Table, oc.OrgTable, oc.OrgName, oc.Name = src.DB, src.Table, src.OrgTable, src.OrgName, src.Name
+			if src.Stored {
+				oc.Name = cn.Name.Name.O
+			}
 		}
 	}
 	if oc.Name == "" {

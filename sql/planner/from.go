@@ -47,10 +47,13 @@ func newTableScan(db string, t *catalog.TableInfo, alias string) *TableScan {
 		alias = t.Name
 	}
 	cols := make([]*OutputColumn, 0, len(t.Columns)+1)
+	// information_schema's tables are views in MySQL 8 (over its data
+	// dictionary): their columns keep their upper-case names.
+	stored := !strings.EqualFold(db, "information_schema")
 	for _, c := range t.Columns {
 		// Rows hold every column; one under an online schema change is
 		// there for writers only.
-		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Ft: c.Type, Hidden: !c.Public()})
+		cols = append(cols, &OutputColumn{DB: db, Table: alias, OrgTable: t.Name, Name: c.Name, OrgName: c.Name, Ft: c.Type, Hidden: !c.Public(), Stored: stored})
 	}
 	if !t.PKIsHandle && !t.CommonHandle && !IsMemTable(t) {
 		ts.ExtraHandle = true
@@ -173,7 +176,7 @@ func (b *builder) buildFrom(s *scope, n ast.ResultSetNode, offset int, pushable 
 			cols := make([]*OutputColumn, 0, len(p.Columns()))
 			for _, c := range p.Columns() {
 				nc := *c
-				nc.Table, nc.DB = alias, ""
+				nc.Table, nc.DB, nc.Stored = alias, "", false
 				cols = append(cols, &nc)
 			}
 			exprs := make([]expression.Expr, len(cols))
@@ -355,7 +358,7 @@ func (b *builder) buildView(s *scope, db string, t *catalog.TableInfo, alias str
 			continue
 		}
 		nc := *c
-		nc.Table, nc.DB, nc.OrgTable = alias, db, t.Name
+		nc.Table, nc.DB, nc.OrgTable, nc.Stored = alias, db, t.Name, false
 		if len(t.ViewCols) > len(cols) {
 			nc.Name, nc.OrgName = t.ViewCols[len(cols)], t.ViewCols[len(cols)]
 		}

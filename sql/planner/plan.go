@@ -34,6 +34,11 @@ type OutputColumn struct {
 	// UsingDup: the second copy of a JOIN ... USING column, reachable only
 	// by a qualified name and not part of *.
 	UsingDup bool
+	// Stored: a base table's own column (not a view's or a derived
+	// table's). A select field naming it is shown as the query spells the
+	// name, as MySQL and MariaDB do; a view's or derived table's column
+	// keeps the name it was defined with.
+	Stored bool
 }
 
 // Plan is a node of a physical plan.

@@ -22,7 +22,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/embedded"
 	"github.com/shoaldb/shoal/sql/catalog"
-	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
 )
@@ -227,8 +227,8 @@ func TestPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := parser.New()
-		ddl := &executor.DDL{Catalog: cat, CurrentDB: "test"}
-		if err := ddl.Exec(ctx, &ast.CreateDatabaseStmt{Name: ast.NewCIStr("test")}); err != nil {
+		schemaDDL := &ddl.DDL{Catalog: cat, CurrentDB: "test"}
+		if err := schemaDDL.Exec(ctx, &ast.CreateDatabaseStmt{Name: ast.NewCIStr("test")}); err != nil {
 			t.Fatal(err)
 		}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
@@ -240,7 +240,7 @@ func TestPlan(t *testing.T) {
 			switch d.Cmd {
 			case "ddl":
 				for _, st := range stmts {
-					if err := ddl.Exec(ctx, st.(ast.DDLNode)); err != nil {
+					if err := schemaDDL.Exec(ctx, st.(ast.DDLNode)); err != nil {
 						return fmt.Sprintf("error: %v\n", err)
 					}
 				}

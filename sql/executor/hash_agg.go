@@ -76,7 +76,7 @@ func (e *hashAggExec) Open() error {
 }
 
 // add aggregates one input row. Once the groups outgrow the memory quota,
-// rows of groups not held yet go to disk partitions (agg_spill.go) when
+// rows of groups not held yet go to disk partitions (hash_agg_spill.go) when
 // spillable, else the statement fails with 8175.
 func (e *hashAggExec) add(row types.Row, spillable bool) error {
 	var err error

@@ -9,6 +9,10 @@ import (
 	"github.com/shoaldb/shoal/types"
 )
 
+// CAST and CONVERT(... , type): NewCast builds them (they take a type, not
+// a registry name); ConvertTo is the value conversion the control-flow
+// functions share.
+
 // NewCast builds CAST(e AS tp).
 func NewCast(e Expr, tp *ptypes.FieldType) (Expr, error) {
 	ft := types.FieldType{Tp: tp.GetType(), Flen: tp.GetFlen(), Decimal: tp.GetDecimal(), Flag: tp.GetFlag(), Charset: tp.GetCharset(), Collate: tp.GetCollate()}
@@ -113,4 +117,55 @@ func evalCast(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 		}
 		return r, nil
 	}
+}
+
+// ConvertTo converts d to the value class of ft (int, double, string).
+func ConvertTo(d types.Datum, ft *types.FieldType) types.Datum {
+	if d.IsNull() {
+		return d
+	}
+	switch {
+	case ft.IsInteger():
+		if ft.IsUnsigned() && d.Kind() == types.KindUint64 {
+			return d
+		}
+		if d.Kind() == types.KindInt64 {
+			return d
+		}
+		v, _ := d.ToInt()
+		return types.NewInt(v)
+	case ft.Tp == mysql.TypeNewDecimal:
+		x, _ := d.ToDecimal()
+		if ft.Decimal >= 0 && ft.Decimal != x.DecimalScale() {
+			x, _ = types.DecimalRound(x, ft.Decimal, types.RoundHalfUp)
+		}
+		return x
+	case ft.Tp == mysql.TypeDouble || ft.Tp == mysql.TypeFloat:
+		if d.Kind() == types.KindFloat64 {
+			return d
+		}
+		return types.NewFloat(d.ToFloat())
+	case ft.IsTime():
+		if d.Kind() == types.KindTime && d.TimeType() == ft.Tp {
+			return d
+		}
+		if t, err := d.ToTime(ft.Tp, max(ft.Decimal, 0)); err == nil {
+			return t
+		}
+		return types.Datum{}
+	case ft.Tp == mysql.TypeDuration:
+		if d.Kind() == types.KindDuration {
+			return d
+		}
+		if t, err := d.ToDuration(max(ft.Decimal, 0)); err == nil {
+			return t
+		}
+		return types.Datum{}
+	case ft.IsString():
+		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
+			return d
+		}
+		return types.NewStringBytes(d.AppendText(nil))
+	}
+	return d
 }

@@ -1,15 +1,18 @@
 package executor
 
 import (
-	"math"
 	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
-	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
+
+// evalCtxNoWarn evaluates stored defaults, which were checked when
+// declared, with no statement to take warnings.
+var evalCtxNoWarn expression.Context
 
 // tableCodec caches, per table schema version (TableInfo pointer), what
 // reading and writing its rows needs.
@@ -209,180 +212,6 @@ func indexValuesIn(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row, 
 		vals[i] = v
 	}
 	return vals
-}
-
-// keyRange is [start, end).
-// keyRange is a range of keys to scan; maxKeys, when non-zero, bounds how
-// many keys it can hold (an integer-handle range), so its first fetch can
-// take it whole (kv.IterSized).
-type keyRange struct {
-	start, end kv.Key
-	maxKeys    int
-}
-
-// sizedRangeMax: integer-handle ranges up to this width carry a size.
-const sizedRangeMax = 1 << 14
-
-// handleRanges appends to out (their bytes to buf) the record key ranges of
-// the scan's handle ranges under the current parameters and join slots,
-// sorted and merged. It reads nothing.
-func (r *tableReader) handleRanges(buf []byte, out []keyRange) ([]byte, []keyRange, error) {
-	t := r.ts.Table
-	ft := &t.HandleColumn().Type
-	first := len(out)
-	for _, rg := range r.ts.Ranges {
-		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-		if rg.Low != nil {
-			v, err := rg.Low.Eval(r.ctx.Eval, nil)
-			if err != nil {
-				return buf, out, err
-			}
-			b, ok := intBound(v, ft, true, rg.LowExcl)
-			if !ok {
-				continue
-			}
-			lo = b
-		}
-		if rg.High != nil {
-			v, err := rg.High.Eval(r.ctx.Eval, nil)
-			if err != nil {
-				return buf, out, err
-			}
-			b, ok := intBound(v, ft, false, rg.HighExcl)
-			if !ok {
-				continue
-			}
-			hi = b
-		}
-		if lo > hi {
-			continue
-		}
-		var kr keyRange
-		start := len(buf)
-		buf = tablecodec.EncodeIntHandleKey(buf, t.ID, lo)
-		kr.start = keyFrom(buf, start)
-		if hi == math.MaxInt64 {
-			start = len(buf)
-			buf = tablecodec.AppendRecordPrefix(buf, t.ID)
-			buf, kr.end = appendPrefixNext(buf[:start], buf[start:]) // in place
-		} else {
-			start = len(buf)
-			buf = tablecodec.EncodeIntHandleKey(buf, t.ID, hi+1)
-			kr.end = keyFrom(buf, start)
-		}
-		if hi-lo >= 0 && hi-lo < sizedRangeMax {
-			kr.maxKeys = int(hi-lo) + 1
-		}
-		out = append(out, kr)
-	}
-	merged := mergeRanges(out[first:])
-	return buf, out[:first+len(merged)], nil
-}
-
-// keyFrom returns buf[start:] as a key that later appends to buf cannot
-// overwrite.
-func keyFrom(buf []byte, start int) kv.Key {
-	return kv.Key(buf[start:len(buf):len(buf)])
-}
-
-// appendPrefixNext appends kv.Key(k).PrefixNext() to buf (nil, appending
-// nothing, when k is all 0xff).
-func appendPrefixNext(buf []byte, k []byte) ([]byte, kv.Key) {
-	start := len(buf)
-	buf = append(buf, k...)
-	for i := len(buf) - 1; i >= start; i-- {
-		buf[i]++
-		if buf[i] != 0 {
-			buf = buf[:i+1]
-			return buf, keyFrom(buf, start)
-		}
-	}
-	return buf[:start], nil
-}
-
-// intBound converts a range bound to an inclusive int64 bound.
-func intBound(v types.Datum, ft *types.FieldType, low, excl bool) (int64, bool) {
-	if v.IsNull() {
-		return 0, false
-	}
-	var f float64
-	switch v.Kind() {
-	case types.KindInt64:
-		x := v.Int()
-		if excl {
-			if low {
-				if x == math.MaxInt64 {
-					return 0, false
-				}
-				x++
-			} else {
-				if x == math.MinInt64 {
-					return 0, false
-				}
-				x--
-			}
-		}
-		return x, true
-	case types.KindUint64:
-		if v.Uint() > math.MaxInt64 {
-			if low {
-				return 0, false
-			}
-			return math.MaxInt64, true
-		}
-		return intBound(types.NewInt(int64(v.Uint())), ft, low, excl)
-	default:
-		f = v.ToFloat()
-	}
-	var x float64
-	if low {
-		x = math.Ceil(f)
-		if excl && x == f {
-			x++
-		}
-	} else {
-		x = math.Floor(f)
-		if excl && x == f {
-			x--
-		}
-	}
-	if x >= 9.223372036854775807e18 {
-		if low {
-			return 0, false
-		}
-		return math.MaxInt64, true
-	}
-	if x < -9.223372036854775807e18 {
-		if !low {
-			return 0, false
-		}
-		return math.MinInt64, true
-	}
-	return int64(x), true
-}
-
-func mergeRanges(rs []keyRange) []keyRange {
-	if len(rs) < 2 {
-		return rs
-	}
-	sortRanges(rs)
-	out := rs[:1]
-	for _, r := range rs[1:] {
-		last := &out[len(out)-1]
-		if string(r.start) <= string(last.end) {
-			if string(r.end) > string(last.end) {
-				last.end = r.end
-			}
-			if last.maxKeys > 0 && r.maxKeys > 0 {
-				last.maxKeys += r.maxKeys
-			} else {
-				last.maxKeys = 0
-			}
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // displayValues are the values of idx's columns as written, for messages.

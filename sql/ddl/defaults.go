@@ -1,4 +1,4 @@
-package executor
+package ddl
 
 import (
 	"time"
@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/types"
 )
@@ -14,11 +15,11 @@ import (
 // (1067, in every SQL mode, as MySQL): it would be refused by every INSERT
 // that relies on it, or stored clipped.
 func checkColumnDefault(c *catalog.ColumnInfo) error {
-	if c.Default == nil || isCurrentTimestamp(*c.Default) {
+	if c.Default == nil || executor.IsCurrentTimestamp(*c.Default) {
 		return nil
 	}
-	ctx := &Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
-	if _, err := CastToColumn(ctx, types.NewString(*c.Default), c, 0); err != nil {
+	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
+	if _, err := executor.CastToColumn(ctx, types.NewString(*c.Default), c, 0); err != nil {
 		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 	}
 	return nil

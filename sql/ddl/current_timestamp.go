@@ -1,4 +1,4 @@
-package executor
+package ddl
 
 import (
 	"fmt"
@@ -75,13 +75,4 @@ func setOnUpdate(c *catalog.ColumnInfo, e ast.ExprNode) error {
 	}
 	c.OnUpdate = true
 	return nil
-}
-
-// CurrentTimestampText is a CURRENT_TIMESTAMP default or ON UPDATE clause
-// of a column as MySQL prints it: at the column's precision.
-func CurrentTimestampText(ft *types.FieldType) string {
-	if ft.Decimal > 0 {
-		return fmt.Sprintf("CURRENT_TIMESTAMP(%d)", ft.Decimal)
-	}
-	return "CURRENT_TIMESTAMP"
 }

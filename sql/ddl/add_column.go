@@ -1,0 +1,95 @@
+package ddl
+
+import (
+	"context"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/types"
+)
+
+// addColumns appends columns online: delete-only, write-only, then
+// public (existing rows read them as their default: the row codec gives a
+// column missing from a row its default, so no rows are rewritten).
+func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.ColumnDef) error {
+	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+		db, t, err := d.tableFor(m, tn)
+		if err != nil {
+			return nil, err
+		}
+		if t.View != "" {
+			return nil, errno.New(mysql.ErrWrongObject, "'%s.%s' is not BASE TABLE", db.Name, t.Name)
+		}
+		nt := t.Clone()
+		var ids []int64
+		for _, cd := range cols {
+			if nt.FindColumn(cd.Name.Name.O) != nil {
+				return nil, errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+			}
+			nt.MaxColumnID++
+			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
+			for _, o := range cd.Options {
+				switch o.Tp {
+				case ast.ColumnOptionNotNull:
+					c.Type.Flag |= mysql.NotNullFlag
+				case ast.ColumnOptionDefaultValue:
+					txt, isNull, err := columnDefaultText(c, o.Expr)
+					if err != nil {
+						return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+					}
+					c.HasDefault = true
+					if !isNull {
+						c.Default = &txt
+					}
+				case ast.ColumnOptionOnUpdate:
+					if err := setOnUpdate(c, o.Expr); err != nil {
+						return nil, err
+					}
+				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
+					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
+				}
+			}
+			if err := checkColumnDefault(c); err != nil {
+				return nil, err
+			}
+			if c.Type.NotNull() && c.Default == nil {
+				def := executor.ZeroValue(c)
+				s := def.String()
+				c.Default = &s
+			}
+			if err := setOriginDefault(c); err != nil {
+				return nil, err
+			}
+			nt.Columns = append(nt.Columns, c)
+			ids = append(ids, c.ID)
+		}
+		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)
+	})
+}
+
+// setOriginDefault fixes the value the table's existing rows read for a
+// column being added with DEFAULT CURRENT_TIMESTAMP: the time of the
+// ALTER, once, for every old row (a literal default needs nothing: rows
+// read Default, which no statement changes yet).
+func setOriginDefault(c *catalog.ColumnInfo) error {
+	if c.Default == nil || !executor.IsCurrentTimestamp(*c.Default) {
+		return nil
+	}
+	// In UTC, the stored form old rows' TIMESTAMP values are decoded from.
+	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now(), TimeZone: types.UTC}, StrictMode: true}
+	d, err := executor.DefaultValue(ctx, c, 0)
+	if err != nil {
+		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+	}
+	if d.IsNull() {
+		return nil
+	}
+	s := d.String()
+	c.OriginDefault = &s
+	return nil
+}

@@ -1,0 +1,181 @@
+package ddl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
+)
+
+func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
+	dbName, err := d.dbName(x.Table)
+	if err != nil {
+		return err
+	}
+	if x.ReferTable != nil || x.Select != nil {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
+	}
+	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	for _, opt := range x.Options {
+		if opt.Tp == ast.TableOptionComment {
+			t.Comment = opt.StrValue
+		}
+	}
+	var pk []*ast.IndexPartSpecification
+	pkType := ast.PrimaryKeyTypeDefault
+	type idxDef struct {
+		name   string
+		unique bool
+		parts  []*ast.IndexPartSpecification
+	}
+	var indexes []idxDef
+	for _, cd := range x.Cols {
+		if t.FindColumn(cd.Name.Name.O) != nil {
+			return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
+		}
+		t.MaxColumnID++
+		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+		for _, o := range cd.Options {
+			switch o.Tp {
+			case ast.ColumnOptionNotNull:
+				c.Type.Flag |= mysql.NotNullFlag
+			case ast.ColumnOptionNull:
+				c.Type.Flag &^= mysql.NotNullFlag
+			case ast.ColumnOptionAutoIncrement:
+				c.AutoIncrement = true
+				c.Type.Flag |= mysql.AutoIncrementFlag
+			case ast.ColumnOptionDefaultValue:
+				txt, isNull, err := columnDefaultText(c, o.Expr)
+				if err != nil {
+					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+				}
+				c.HasDefault = true
+				if !isNull {
+					c.Default = &txt
+				}
+			case ast.ColumnOptionOnUpdate:
+				if err := setOnUpdate(c, o.Expr); err != nil {
+					return err
+				}
+			case ast.ColumnOptionPrimaryKey:
+				if pk != nil {
+					return errno.NewStd(mysql.ErrMultiplePriKey)
+				}
+				pk = []*ast.IndexPartSpecification{{Column: cd.Name}}
+				pkType = o.PrimaryKeyTp
+			case ast.ColumnOptionUniqKey:
+				indexes = append(indexes, idxDef{name: c.Name, unique: true, parts: []*ast.IndexPartSpecification{{Column: cd.Name}}})
+			case ast.ColumnOptionComment:
+				if s, _, err := literalText(o.Expr); err == nil {
+					c.Comment = s
+				}
+			}
+		}
+		if c.Default != nil && c.Type.NotNull() && c.HasDefault {
+			// DEFAULT NULL on a NOT NULL column is an error in MySQL.
+		} else if c.HasDefault && c.Default == nil && c.Type.NotNull() {
+			return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
+		}
+		if err := checkColumnDefault(c); err != nil {
+			return err
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	for _, cons := range x.Constraints {
+		switch cons.Tp {
+		case ast.ConstraintPrimaryKey:
+			if pk != nil {
+				return errno.NewStd(mysql.ErrMultiplePriKey)
+			}
+			pk = cons.Keys
+			if cons.Option != nil {
+				pkType = cons.Option.PrimaryKeyTp
+			}
+		case ast.ConstraintKey, ast.ConstraintIndex:
+			indexes = append(indexes, idxDef{name: cons.Name, parts: cons.Keys})
+		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+			indexes = append(indexes, idxDef{name: cons.Name, unique: true, parts: cons.Keys})
+		}
+	}
+	if pk != nil {
+		idx, err := buildIndex(t, "PRIMARY", true, pk)
+		if err != nil {
+			return err
+		}
+		idx.Primary = true
+		for _, ic := range idx.Columns {
+			c := t.Columns[ic.Offset]
+			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
+		}
+		t.Indices = append(t.Indices, idx)
+		intHandle := len(idx.Columns) == 1 && t.Columns[idx.Columns[0].Offset].Type.IsInteger()
+		clustered := pkType == ast.PrimaryKeyTypeClustered
+		if pkType == ast.PrimaryKeyTypeDefault {
+			clustered = d.Clustering == ClusterAll || (d.Clustering == ClusterIntOnly && intHandle)
+		}
+		switch {
+		case !clustered:
+			// A unique index named PRIMARY over a hidden row id.
+		case intHandle:
+			t.PKIsHandle = true
+		default:
+			t.CommonHandle = true
+		}
+	}
+	for _, def := range indexes {
+		name := def.name
+		if name == "" {
+			name = def.parts[0].Column.Name.O
+		}
+		for t.FindIndex(name) != nil {
+			if def.name != "" {
+				return errno.NewStd(mysql.ErrDupKeyName, name)
+			}
+			name = fmt.Sprintf("%s_%d", def.parts[0].Column.Name.O, len(t.Indices)+1)
+		}
+		idx, err := buildIndex(t, name, def.unique, def.parts)
+		if err != nil {
+			return err
+		}
+		t.Indices = append(t.Indices, idx)
+	}
+	autoCols := 0
+	for _, c := range t.Columns {
+		if c.AutoIncrement {
+			autoCols++
+			keyed := false
+			for _, idx := range t.Indices {
+				if idx.Columns[0].Offset == c.Offset {
+					keyed = true
+				}
+			}
+			if !keyed {
+				return errno.NewStd(mysql.ErrWrongAutoKey)
+			}
+		}
+	}
+	if autoCols > 1 {
+		return errno.NewStd(mysql.ErrWrongAutoKey)
+	}
+	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		db := m.Schema().DB(dbName)
+		if db == nil {
+			return errno.NewStd(mysql.ErrBadDB, dbName)
+		}
+		if m.Schema().Table(dbName, t.Name) != nil {
+			if x.IfNotExists {
+				return nil
+			}
+			return errno.NewStd(mysql.ErrTableExists, t.Name)
+		}
+		id, err := m.GenID()
+		if err != nil {
+			return err
+		}
+		t.ID = id
+		return m.PutTable(db, t)
+	})
+}

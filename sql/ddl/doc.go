@@ -1,0 +1,54 @@
+// Package ddl executes DDL statements: it decides what each statement
+// changes in the schema, checks the names it creates (names.go) and the
+// defaults it declares (defaults.go; DEFAULT and ON UPDATE
+// CURRENT_TIMESTAMP in current_timestamp.go), and does the data work an online
+// schema change needs (backfill.go). One file per DDL kind: database.go,
+// create_table.go, drop_table.go, truncate_table.go, create_index.go,
+// drop_index.go, add_column.go, drop_column.go, create_view.go;
+// alter_table.go dispatches ALTER TABLE's specs, ddl.go the statements.
+//
+// The seam with sql/catalog: the catalog holds the schema objects, their
+// storage and the machinery every SQL node takes part in: the DDL
+// transaction (Catalog.DDL: reruns after a conflict, waits for or settles
+// another table's job), the online schema-change jobs with their F1 state
+// steps and waits for every node (catalog/job.go, job_run.go), schema
+// leases and the commit gate (nodes.go, gate.go, sync.go). Those stay
+// there because the catalog's own DDL loop and background sync drive them.
+// This package turns a statement into that machinery's input: a
+// single-version change is one Catalog.DDL; an online one starts a job
+// (Mutator.StartJob inside Catalog.DDLJob), which the catalog steps
+// through its states, calling back here for a backfill.
+//
+// Invariants:
+//   - A DDL function works from the Mutator alone (m.Schema(), never the
+//     catalog's current schema): it runs again on the winner's schema
+//     after losing to a concurrent DDL.
+//   - A DDL judges a table only after Mutator.RequireNoJob (tableFor does
+//     it), so it never decides on states a running job is changing.
+//   - Names are refused before anything runs (checkDDLNames).
+//   - A backfill writes exactly the entries writers would (through
+//     executor.DecodeRecord and executor.IndexValues), in batches that
+//     lock their rows, so concurrent DML makes them conflict and rerun.
+//
+// Adding a DDL kind (RENAME TABLE, MODIFY/CHANGE/RENAME COLUMN, ADD/DROP
+// PRIMARY KEY, CREATE TABLE LIKE, ...):
+//  1. Dispatch: a case in Exec (a statement) or alterTable (an ALTER
+//     TABLE spec) calling a method in a new file named for the kind
+//     (rename_table.go, modify_column.go, ...).
+//  2. Names: the names it creates or renames are checked in
+//     checkDDLNames (names.go).
+//  3. A change no DML needs to see in steps (renames, metadata only, a
+//     new table): one d.Catalog.DDL whose function finds the table with
+//     d.tableFor, clones it, changes the clone and stores it with
+//     m.PutTable; data that goes away is queued for GC through
+//     kv/delrange (see queueTableData).
+//  4. A change writers must follow in steps (adding or removing what
+//     they write): d.Catalog.DDLJob with a function that puts the object
+//     in its first state and calls m.StartJob. A new job kind needs its
+//     catalog.JobKind and its states in the catalog's stepJob, the
+//     writers' handling of its non-public states in sql/executor, and,
+//     when existing rows need work before it goes public, a reorg
+//     function here like backfillIndex.
+//  5. Tests: datadriven SQL in session/testdata (ddl, online_ddl),
+//     concurrent DML and node failures in session/online_ddl_test.go.
+package ddl
