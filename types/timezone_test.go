@@ -124,3 +124,28 @@ func TestConvertTZ(t *testing.T) {
 		t.Errorf("CONVERT_TZ in a gap = %s", show(got))
 	}
 }
+
+// The later instant of an overlap sorts after the earlier one sharing its
+// local time, and a literal (a DATETIME) names the earlier.
+func TestCompareFold(t *testing.T) {
+	f := fields(t, "2010-11-07 01:30:00")
+	early := NewTime(f, mysql.TypeTimestamp, 0)
+	late := early.WithFold(true)
+	literal := NewString("2010-11-07 01:30:00")
+	for _, c := range []struct {
+		a, b Datum
+		want int
+	}{
+		{early, late, -1},
+		{late, early, 1},
+		{late, late, 0},
+		{early, literal, 0},
+		{late, literal, 1},
+		{literal, late, -1},
+		{NewTime(f, mysql.TypeDatetime, 0).WithFold(true), literal, 0},
+	} {
+		if got := Compare(c.a, c.b); got != c.want {
+			t.Errorf("Compare(%s fold=%v, %s) = %d, want %d", c.a.String(), c.a.Fold(), c.b.String(), got, c.want)
+		}
+	}
+}
