@@ -105,7 +105,7 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
 		}
-		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
 		return nil, d.Exec(ctx, x)

@@ -62,7 +62,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				s := def.String()
 				c.Default = &s
 			}
-			if err := setOriginDefault(c); err != nil {
+			if err := setOriginDefault(c, d.TimeZone); err != nil {
 				return nil, err
 			}
 			nt.Columns = append(nt.Columns, c)
@@ -74,14 +74,14 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 
 // setOriginDefault fixes the value the table's existing rows read for a
 // column being added with DEFAULT CURRENT_TIMESTAMP: the time of the
-// ALTER, once, for every old row (a literal default needs nothing: rows
-// read Default, which no statement changes yet).
-func setOriginDefault(c *catalog.ColumnInfo) error {
+// ALTER in zone, once, for every old row, in its stored form (a TIMESTAMP
+// in UTC); a literal default needs nothing: rows read Default, which no
+// statement changes yet.
+func setOriginDefault(c *catalog.ColumnInfo, zone *types.TimeZone) error {
 	if c.Default == nil || !executor.IsCurrentTimestamp(*c.Default) {
 		return nil
 	}
-	// In UTC, the stored form old rows' TIMESTAMP values are decoded from.
-	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now(), TimeZone: types.UTC}, StrictMode: true}
+	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now(), TimeZone: zone}, StrictMode: true}
 	d, err := executor.DefaultValue(ctx, c, 0)
 	if err != nil {
 		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
@@ -89,6 +89,7 @@ func setOriginDefault(c *catalog.ColumnInfo) error {
 	if d.IsNull() {
 		return nil
 	}
+	d = executor.StoredValue(d, c, ctx.Eval.Zone())
 	s := d.String()
 	c.OriginDefault = &s
 	return nil

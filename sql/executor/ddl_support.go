@@ -34,3 +34,9 @@ func ZeroValue(c *catalog.ColumnInfo) types.Datum { return zeroValue(c) }
 // IsCurrentTimestamp reports whether a stored DEFAULT is CURRENT_TIMESTAMP
 // (or a synonym), evaluated per statement.
 func IsCurrentTimestamp(def string) bool { return isCurrentTimestamp(def) }
+
+// StoredValue is column c's value d (in zone, as statements see it) in
+// its stored form: a TIMESTAMP in UTC, anything else unchanged.
+func StoredValue(d types.Datum, c *catalog.ColumnInfo, zone *types.TimeZone) types.Datum {
+	return toStoredTime(d, &c.Type, zone)
+}
