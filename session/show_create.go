@@ -72,7 +72,11 @@ func showCreateView(t *catalog.TableInfo, quote bool) string {
 func showCreateTable(t *catalog.TableInfo, quote bool) string {
 	q := func(name string) string { return executor.QuoteIdent(name, quote) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", q(t.Name))
+	kind := "TABLE"
+	if t.Temporary {
+		kind = "TEMPORARY TABLE"
+	}
+	fmt.Fprintf(&b, "CREATE %s %s (\n", kind, q(t.Name))
 	var lines []string
 	for _, c := range t.PublicColumns() {
 		ft := &c.Type

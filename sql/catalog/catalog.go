@@ -27,6 +27,11 @@
 //     other DDLs on the table wait for it or settle it if its node is gone.
 //   - Readers see only public columns and indexes; writers maintain the
 //     others as their state says (see SchemaState).
+//   - A TEMPORARY table (temp.go) never enters the shared schema: its
+//     definition is in its session's TempTables, overlaid on a snapshot
+//     by InfoSchema.WithTemp; its id is recorded in kv under its node
+//     until its key range is queued for GC, which happens only once no
+//     transaction can still write it.
 package catalog
 
 import (
@@ -167,6 +172,9 @@ type TableInfo struct {
 	// Job is the online schema change under way on this table, if any (at
 	// most one at a time; see job.go).
 	Job *SchemaJob `json:"job,omitempty"`
+	// Temporary: a session's TEMPORARY table (temp.go), never stored in
+	// the shared schema.
+	Temporary bool `json:"-"`
 	// AutoIncOffset caches the offset of the AUTO_INCREMENT column, -1 if none.
 	AutoIncOffset int `json:"-"`
 }

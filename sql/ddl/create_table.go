@@ -15,6 +15,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if err != nil {
 		return err
 	}
+	if x.TemporaryKeyword == ast.TemporaryGlobal {
+		return errGlobalTemporary()
+	}
 	if x.ReferTable != nil || x.Select != nil {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
 	}
@@ -159,6 +162,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	}
 	if autoCols > 1 {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
+	}
+	if x.TemporaryKeyword == ast.TemporaryLocal {
+		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
 	}
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		db := m.Schema().DB(dbName)

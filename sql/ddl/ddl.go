@@ -24,6 +24,9 @@ type DDL struct {
 	// CURRENT_TIMESTAMP gives existing rows the ALTER's time in it (nil:
 	// UTC).
 	TimeZone *types.TimeZone
+	// Temp is the session's TEMPORARY tables (temporary.go); nil: the
+	// caller has no session, and CREATE TEMPORARY TABLE is refused.
+	Temp *catalog.TempTables
 }
 
 // Clustering is the tidb_enable_clustered_index policy for primary keys
@@ -65,12 +68,21 @@ func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
 	case *ast.DropTableStmt:
 		return d.dropTables(ctx, x)
 	case *ast.CreateIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.createIndex(ctx, x.Table, x.IndexName, x.KeyType == ast.IndexKeyTypeUnique, x.IndexPartSpecifications, x.IfNotExists)
 	case *ast.DropIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.dropIndex(ctx, x.Table, x.IndexName, x.IfExists)
 	case *ast.TruncateTableStmt:
 		return d.truncate(ctx, x.Table)
 	case *ast.AlterTableStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.alterTable(ctx, x)
 	case *ast.CreateViewStmt:
 		return d.createView(ctx, x)

@@ -6,6 +6,8 @@
 // create_table.go, drop_table.go, truncate_table.go, create_index.go,
 // drop_index.go, add_column.go, drop_column.go, create_view.go;
 // alter_table.go dispatches ALTER TABLE's specs, ddl.go the statements.
+// temporary.go is the TEMPORARY-table side of CREATE, DROP and TRUNCATE:
+// those change only the session's DDL.Temp, never the shared schema.
 //
 // The seam with sql/catalog: the catalog holds the schema objects, their
 // storage and the machinery every SQL node takes part in: the DDL
