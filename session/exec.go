@@ -107,7 +107,7 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 				return nil, err
 			}
 		}
-		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), Temp: s.temp, CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), Temp: s.temp, CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
 		err := d.Exec(ctx, x)
@@ -465,6 +465,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		}
 		if sysVars[name].readOnly {
 			return errno.NewStd(mysql.ErrIncorrectGlobalLocalVar, name, "read only")
+		}
+		if err := checkVarType(name, val); err != nil {
+			return err
 		}
 		str := val.String()
 		if val.IsNull() {

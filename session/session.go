@@ -222,7 +222,11 @@ type Session struct {
 	plans      planLRU // which prepared statements keep their plan
 
 	evalCtx expression.Context
-	mu      sync.Mutex // guards Close against a running statement's cleanup
+	// tz caches the zone @@time_zone named (tzName) at the last statement.
+	tz     *types.TimeZone
+	tzName string
+
+	mu sync.Mutex // guards Close against a running statement's cleanup
 
 	// processListFn is information_schema.PROCESSLIST's rows (made once:
 	// a method value allocates).
@@ -503,6 +507,7 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 	s.evalCtx.Outer = s.evalCtx.Outer[:0]
 	s.evalCtx.StmtTime = time.Now()
+	s.evalCtx.TimeZone = s.timeZone()
 	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
 	strict := s.strictMode()

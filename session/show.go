@@ -130,6 +130,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			def := types.Datum{}
 			if c.Default != nil {
 				def = s2d(*c.Default)
+				if *c.Default == "CURRENT_TIMESTAMP" {
+					def = s2d(executor.CurrentTimestampText(&c.Type))
+				}
 			}
 			key := ""
 			for _, idx := range t.PublicIndices() {
@@ -144,10 +147,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 					}
 				}
 			}
-			extra := ""
-			if c.AutoIncrement {
-				extra = "auto_increment"
-			}
+			extra := executor.ColumnExtra(c)
 			r := types.Row{s2d(c.Name), s2d(showColumnType(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
 			if x.Full {
 				coll := types.Datum{}

@@ -86,18 +86,24 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 		}
 		if ft.NotNull() {
 			l += " NOT NULL"
+		} else if ft.Tp == mysql.TypeTimestamp {
+			// MySQL spells NULL out for TIMESTAMP, once NOT NULL by default.
+			l += " NULL"
 		}
 		if c.AutoIncrement {
 			l += " AUTO_INCREMENT"
 		}
 		if c.Default != nil {
 			if *c.Default == "CURRENT_TIMESTAMP" {
-				l += " DEFAULT CURRENT_TIMESTAMP"
+				l += " DEFAULT " + executor.CurrentTimestampText(ft)
 			} else {
 				l += " DEFAULT " + executor.QuoteString(*c.Default)
 			}
 		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
 			l += " DEFAULT NULL"
+		}
+		if c.OnUpdate {
+			l += " ON UPDATE " + executor.CurrentTimestampText(ft)
 		}
 		if c.Comment != "" {
 			l += " COMMENT " + executor.QuoteString(c.Comment)

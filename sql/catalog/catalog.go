@@ -98,8 +98,12 @@ type ColumnInfo struct {
 	// MySQL). nil: Default (columns created with their table, whose every
 	// row has a value).
 	OriginDefault *string `json:"origin_default,omitempty"`
-	AutoIncrement bool    `json:"auto_increment,omitempty"`
-	Comment       string  `json:"comment,omitempty"`
+	// OnUpdate: ON UPDATE CURRENT_TIMESTAMP (at the column's precision);
+	// an UPDATE that changes the row without assigning the column sets it
+	// to the statement's time.
+	OnUpdate      bool   `json:"on_update,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
 	// State: public unless an ADD or DROP COLUMN is under way.
 	State SchemaState `json:"state,omitempty"`
 }

@@ -51,13 +51,17 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 				c.AutoIncrement = true
 				c.Type.Flag |= mysql.AutoIncrementFlag
 			case ast.ColumnOptionDefaultValue:
-				txt, isNull, err := literalText(o.Expr)
+				txt, isNull, err := columnDefaultText(c, o.Expr)
 				if err != nil {
 					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 				}
 				c.HasDefault = true
 				if !isNull {
 					c.Default = &txt
+				}
+			case ast.ColumnOptionOnUpdate:
+				if err := setOnUpdate(c, o.Expr); err != nil {
+					return err
 				}
 			case ast.ColumnOptionPrimaryKey:
 				if pk != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/types"
 )
 
 // DDL executes schema changes through the catalog.
@@ -19,6 +20,10 @@ type DDL struct {
 	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
 	// tidb_enable_clustered_index; the zero value clusters every one).
 	Clustering Clustering
+	// TimeZone is the session's time zone: an added column's DEFAULT
+	// CURRENT_TIMESTAMP gives existing rows the ALTER's time in it (nil:
+	// UTC).
+	TimeZone *types.TimeZone
 	// Temp is the session's TEMPORARY tables (temporary.go); nil: the
 	// caller has no session, and CREATE TEMPORARY TABLE is refused.
 	Temp *catalog.TempTables

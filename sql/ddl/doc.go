@@ -1,6 +1,7 @@
 // Package ddl executes DDL statements: it decides what each statement
 // changes in the schema, checks the names it creates (names.go) and the
-// defaults it declares (defaults.go), and does the data work an online
+// defaults it declares (defaults.go; DEFAULT and ON UPDATE
+// CURRENT_TIMESTAMP in current_timestamp.go), and does the data work an online
 // schema change needs (backfill.go). One file per DDL kind: database.go,
 // create_table.go, drop_table.go, truncate_table.go, create_index.go,
 // drop_index.go, add_column.go, drop_column.go, create_view.go;
