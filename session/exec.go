@@ -133,10 +133,14 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return nil, s.commitTxn(ctx)
 	case *ast.RollbackStmt:
 		if x.SavepointName != "" {
-			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support savepoints")
+			return nil, s.rollbackToSavepoint(x.SavepointName)
 		}
 		s.rollbackTxn()
 		return nil, nil
+	case *ast.SavepointStmt:
+		return nil, s.setSavepoint(ctx, x.Name)
+	case *ast.ReleaseSavepointStmt:
+		return nil, s.releaseSavepoint(x.Name)
 	case *ast.SetStmt:
 		return nil, s.runSet(ctx, x)
 	case *ast.UseStmt:
