@@ -14,6 +14,7 @@ import (
 	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -50,9 +51,7 @@ const maxSchemaChangeRetries = 16
 // non-nil, remembers the privilege check of a prepared statement.
 func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum, allowed *privVerdict) (ResultSet, error) {
 	runStmtHook(node)
-	if _, ok := node.(*ast.ShowStmt); !ok {
-		s.warnings = s.warnings[:0]
-	}
+	s.beginStatement(node)
 	s.affected = 0
 	s.evalCtx.Params = params
 	if show := describedTable(node); show != nil {
@@ -110,11 +109,15 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 				return nil, err
 			}
 		}
-		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), Temp: s.temp, CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), Temp: s.temp, SQLMode: s.sqlMode(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
 		err := d.Exec(ctx, x)
 		s.destroyDroppedTemp()
+		s.addWarnings(d.Warnings...)
+		for _, n := range d.Notes {
+			s.addWarnings(noteOf(n))
+		}
 		return nil, err
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {
@@ -223,6 +226,7 @@ func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, 
 	}
 	ec := s.newExecContext(ctx, txn, st)
 	v, err := ex.Eval(ec.Eval, nil)
+	s.collectWarnings()
 	if err != nil {
 		return types.Datum{}, toSQLError(err)
 	}
@@ -230,10 +234,12 @@ func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, 
 }
 
 func (s *Session) planContext() *planner.Context {
-	mode, _ := s.getSysVar("sql_mode", false)
 	is := s.schema()
 	return &planner.Context{Schema: is, CurrentDB: s.db,
-		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY"), ReadTS: s.snapshotTS(is)}
+		OnlyFullGroupBy:       s.sqlMode().Has(sqlmode.OnlyFullGroupBy),
+		NoUnsignedSubtraction: s.sqlMode().Has(sqlmode.NoUnsignedSubtraction),
+		NoBackslashEscapes:    s.sqlMode().Has(sqlmode.NoBackslashEscapes),
+		ReadTS:                s.snapshotTS(is)}
 }
 
 // snapshotTS is the start timestamp of the open transaction when an index
@@ -251,7 +257,7 @@ func (s *Session) snapshotTS(is *catalog.InfoSchema) uint64 {
 }
 
 func (s *Session) collectWarnings() {
-	s.warnings = append(s.warnings, s.evalCtx.Warnings...)
+	s.addWarnings(s.evalCtx.Warnings...)
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 }
 
@@ -492,10 +498,21 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if val.IsNull() {
 			str = ""
 		}
+		var setWarnings []error
+		if name == "sql_mode" {
+			text, err := sqlModeText(val)
+			if err != nil {
+				return err
+			}
+			if str, setWarnings, err = normalizeSQLMode(text); err != nil {
+				return err
+			}
+		}
 		norm, err := normalizeVar(name, str)
 		if err != nil {
 			return err
 		}
+		s.addWarnings(setWarnings...)
 		if norm, err = s.checkLimitVar(name, norm, v.IsGlobal); err != nil {
 			return err
 		}

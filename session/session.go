@@ -38,6 +38,7 @@ import (
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/sql/privilege"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -217,8 +218,12 @@ type Session struct {
 
 	affected     uint64
 	lastInsertID uint64
-	warnings     []error
-	outcomes     []stmtOutcome
+	diag         diagnostics
+	// modeText and mode cache the parsed sql_mode (modeParsed: mode is set).
+	modeText   string
+	mode       sqlmode.Mode
+	modeParsed bool
+	outcomes   []stmtOutcome
 
 	prepared   map[uint32]*preparedStmt
 	nextStmtID uint32
@@ -261,10 +266,7 @@ func (s *Session) SysVar(name string) (types.Datum, bool) {
 
 func (s *Session) AffectedRows() uint64 { return s.affected }
 func (s *Session) WarningCount() uint16 {
-	if len(s.warnings) > 65535 {
-		return 65535
-	}
-	return uint16(len(s.warnings))
+	return uint16(min(s.diag.stmtConds, 65535))
 }
 
 // StatementOutcome reports the outcome of statement i of the last
@@ -284,6 +286,10 @@ func (s *Session) Status() uint16 {
 	}
 	if s.autocommit() {
 		st |= mysql.ServerStatusAutocommit
+	}
+	// Clients escape strings by this flag (mysql_real_escape_string).
+	if s.sqlMode().Has(sqlmode.NoBackslashEscapes) {
+		st |= mysql.ServerStatusNoBackslashEscaped
 	}
 	return st
 }
@@ -315,7 +321,9 @@ func (s *Session) getSysVar(name string, global bool) (string, error) {
 	case "last_insert_id", "identity":
 		return fmt.Sprint(s.lastInsertID), nil
 	case "warning_count":
-		return fmt.Sprint(len(s.warnings)), nil
+		return fmt.Sprint(s.diag.total), nil
+	case "error_count":
+		return fmt.Sprint(s.diag.errors), nil
 	}
 	if !global {
 		if v, ok := s.vars[name]; ok {
@@ -344,10 +352,7 @@ func (s *Session) autocommit() bool {
 	return v == "1"
 }
 
-func (s *Session) strictMode() bool {
-	v, _ := s.getSysVar("sql_mode", false)
-	return strings.Contains(v, "STRICT_TRANS_TABLES") || strings.Contains(v, "STRICT_ALL_TABLES")
-}
+func (s *Session) strictMode() bool { return s.sqlMode().IsStrict() }
 
 func (s *Session) lockWait() time.Duration {
 	v, _ := s.getSysVar("innodb_lock_wait_timeout", false)
@@ -421,6 +426,7 @@ func (s *Session) parse(sql string) ([]ast.StmtNode, error) {
 	if textDepth(sql, maxTextDepth) > maxTextDepth {
 		return nil, errTooDeep(maxStmtDepth)
 	}
+	s.parser.SetSQLMode(s.sqlMode().ParserMode())
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, errno.New(mysql.ErrParse, "%s", err.Error())
@@ -435,6 +441,8 @@ func (s *Session) parse(sql string) ([]ast.StmtNode, error) {
 func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) {
 	stmts, err := s.parse(sql)
 	if err != nil {
+		s.beginFailedParse()
+		s.addError(err)
 		return nil, err
 	}
 	if len(stmts) == 0 {
@@ -450,6 +458,7 @@ func (s *Session) Execute(ctx context.Context, sql string) ([]ResultSet, error) 
 		}
 		err = interruptedErr(ctx, err)
 		if err != nil {
+			s.addError(err)
 			return results, err
 		}
 		if rs != nil && i < len(stmts)-1 {
@@ -513,10 +522,14 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.TimeZone = s.timeZone()
 	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
-	strict := s.strictMode()
+	mode := s.sqlMode()
+	// IGNORE turns the errors of strict mode into warnings and adjusted
+	// values, as in MySQL.
+	strict := mode.IsStrict() && !ignoresErrors(stmt)
 	s.evalCtx.Strict = strict
+	s.evalCtx.DivZero = divZeroAction(mode, stmt)
 	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.schema(), Eval: &s.evalCtx,
-		Stmt: stmt, StrictMode: strict, LockWait: s.lockWait(),
+		Stmt: stmt, StrictMode: strict, SQLMode: mode, LockWait: s.lockWait(),
 		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir,
 		Privs: s}

@@ -241,10 +241,14 @@ func parseParam(t *testing.T, s string) types.Datum {
 
 func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
-	case "exec":
-		return run(h.ctx, h.cur, d.Input, false, false)
-	case "query":
-		return run(h.ctx, h.cur, d.Input, true, d.HasArg("sort"))
+	case "exec", "query":
+		// warnings: also print the warning count the statement's OK/EOF
+		// packet carries.
+		out := run(h.ctx, h.cur, d.Input, d.Cmd == "query", d.HasArg("sort"))
+		if d.HasArg("warnings") {
+			out += fmt.Sprintf("warnings: %d\n", h.cur.WarningCount())
+		}
+		return out
 	case "session":
 		// session NAME [user=U host=H db=D tls]: switch to (or open) a
 		// session, logged in as U from client host H (default root,

@@ -237,15 +237,22 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Variable_name", "Value"), rows: rows}, nil
 	case ast.ShowWarnings, ast.ShowErrors:
+		errorsOnly := x.Tp == ast.ShowErrors
 		if x.CountWarningsOrErrors {
-			return &staticResultSet{fields: stringFields("@@session.warning_count"), rows: []types.Row{{types.NewInt(int64(len(s.warnings)))}}}, nil
+			if errorsOnly {
+				return &staticResultSet{fields: stringFields("@@session.error_count"), rows: []types.Row{{types.NewInt(int64(s.diag.errors))}}}, nil
+			}
+			return &staticResultSet{fields: stringFields("@@session.warning_count"), rows: []types.Row{{types.NewInt(int64(s.diag.total))}}}, nil
 		}
-		for _, w := range s.warnings {
-			se := errno.ToSQLError(w)
+		for _, c := range s.diag.conds {
+			if errorsOnly && !c.error {
+				continue
+			}
+			se := errno.ToSQLError(c.err)
 			level := "Warning"
-			if x.Tp == ast.ShowErrors {
+			if c.error {
 				level = "Error"
-			} else if _, isNote := w.(note); isNote {
+			} else if _, isNote := c.err.(note); isNote || errno.IsNote(c.err) {
 				level = "Note"
 			}
 			rows = append(rows, types.Row{s2d(level), types.NewInt(int64(se.Code)), s2d(se.Message)})

@@ -118,8 +118,9 @@ var sysVars = map[string]sysVar{
 	"max_execution_time":               {def: "0", numeric: true},
 	"last_insert_id":                   {def: "0", numeric: true},
 	"identity":                         {def: "0", numeric: true},
-	"warning_count":                    {def: "0", numeric: true},
-	"error_count":                      {def: "0", numeric: true},
+	"warning_count":                    {def: "0", numeric: true, readOnly: true},
+	"error_count":                      {def: "0", numeric: true, readOnly: true},
+	"max_error_count":                  {def: "1024", numeric: true},
 	"tidb_txn_mode":                    {def: "pessimistic"},
 	"tidb_enable_async_commit":         {def: "0", numeric: true},
 	"tidb_enable_1pc":                  {def: "1", numeric: true},
@@ -179,7 +180,8 @@ func normalizeVar(name, val string) (string, error) {
 		}
 		return low, nil
 	case "sql_mode":
-		return up, nil
+		norm, _, err := normalizeSQLMode(val)
+		return norm, err
 	case "time_zone":
 		z, err := types.LoadTimeZone(val)
 		if err != nil {

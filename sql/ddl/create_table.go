@@ -21,6 +21,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if x.ReferTable != nil || x.Select != nil {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
 	}
+	if err := d.checkStorageOptions(x.Table.Name.O, x.Options); err != nil {
+		return err
+	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
 	for _, opt := range x.Options {
 		if opt.Tp == ast.TableOptionComment {
@@ -166,13 +169,21 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if x.TemporaryKeyword == ast.TemporaryLocal {
 		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
 	}
+	exists := false
+	defer func() {
+		if exists {
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrTableExists, t.Name))
+		}
+	}()
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		exists = false
 		db := m.Schema().DB(dbName)
 		if db == nil {
 			return errno.NewStd(mysql.ErrBadDB, dbName)
 		}
 		if m.Schema().Table(dbName, t.Name) != nil {
 			if x.IfNotExists {
+				exists = true
 				return nil
 			}
 			return errno.NewStd(mysql.ErrTableExists, t.Name)

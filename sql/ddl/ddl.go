@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -20,6 +21,13 @@ type DDL struct {
 	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
 	// tidb_enable_clustered_index; the zero value clusters every one).
 	Clustering Clustering
+	// SQLMode is the session's sql_mode (storage options, see
+	// checkStorageOptions).
+	SQLMode sqlmode.Mode
+	// Warnings and Notes collect the statement's conditions for the
+	// session (Notes: IF [NOT] EXISTS finding nothing to do).
+	Warnings []error
+	Notes    []*errno.SQLError
 	// TimeZone is the session's time zone: an added column's DEFAULT
 	// CURRENT_TIMESTAMP gives existing rows the ALTER's time in it (nil:
 	// UTC).

@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -190,7 +191,11 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 	case ft.Tp == mysql.TypeJSON:
 		return castJSONColumn(d, c)
 	case ft.Tp == mysql.TypeDuration:
-		v, err := d.ToDuration(max(ft.Decimal, 0))
+		fsp := max(ft.Decimal, 0)
+		v, err := d.ToDuration(ctx.readFsp(fsp))
+		if err == nil && ctx.truncatesFraction() {
+			v = truncateDuration(v, fsp)
+		}
 		if err == nil && d.Kind() == types.KindDuration {
 			// A TIME datum is range-checked here too, however it was made
 			// (a binary-protocol parameter, an expression): the row codec
@@ -349,9 +354,10 @@ func decimalScale(ft *types.FieldType) int {
 }
 
 // castTimeColumn stores d into a DATE/DATETIME/TIMESTAMP column: invalid
-// values, and zero dates or zero parts (NO_ZERO_DATE, NO_ZERO_IN_DATE) are
-// error 1292 in strict mode; otherwise a warning and the zero value (or the
-// value, for zero parts).
+// values, and zero dates or zero parts under NO_ZERO_DATE or
+// NO_ZERO_IN_DATE, are error 1292 in strict mode; otherwise a warning
+// (1264 for zero dates and parts) and the zero value. Without those modes
+// zero dates and parts are stored.
 func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	ft := &c.Type
 	fsp := max(ft.Decimal, 0)
@@ -362,11 +368,14 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 	incorrect := func() *errno.SQLError {
 		return errno.New(mysql.ErrTruncatedWrongValue, "Incorrect %s value: '%s' for column '%s' at row %d", what, d.String(), c.Name, row)
 	}
-	v, err := d.ToTime(ft.Tp, fsp)
+	v, err := d.ToTime(ft.Tp, ctx.readFsp(fsp))
 	if err == nil && d.Kind() == types.KindTime && !d.TimeFields().Valid() {
 		// A DATETIME datum with impossible fields (month 13, hour 25),
 		// however it was made, is refused like the literal would be.
 		err = types.ErrIncorrectTime
+	}
+	if err == nil && ctx.truncatesFraction() {
+		v = truncateTime(v, ft.Tp, fsp)
 	}
 	if err != nil {
 		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
@@ -375,14 +384,14 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 		return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
 	}
 	f := v.TimeFields()
-	if f.IsZeroDate() || f.HasZeroInDate() {
-		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
-			return d, err
+	if f.IsZeroDate() && ctx.SQLMode.Has(sqlmode.NoZeroDate) || f.HasZeroInDate() && ctx.SQLMode.Has(sqlmode.NoZeroInDate) {
+		if ctx.StrictMode {
+			return d, incorrect()
 		}
-		if f.HasZeroInDate() {
-			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
-		}
-		return v, nil
+		// MySQL's warning for both is out of range (MariaDB's for a zero
+		// part is 1265).
+		ctx.Eval.AppendWarning(errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row))
+		return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
 	}
 	if ft.Tp == mysql.TypeTimestamp {
 		return castTimestamp(ctx, d, v, c, row, incorrect)

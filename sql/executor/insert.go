@@ -7,6 +7,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -158,7 +159,9 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 		return nil
 	}
 	v := row[t.AutoIncOffset]
-	zero := v.IsNull() || (v.Kind() == types.KindInt64 && v.Int() == 0) || (v.Kind() == types.KindUint64 && v.Uint() == 0)
+	// NO_AUTO_VALUE_ON_ZERO keeps an explicit 0: only NULL generates.
+	zero := v.IsNull() || !ctx.SQLMode.Has(sqlmode.NoAutoValueOnZero) &&
+		((v.Kind() == types.KindInt64 && v.Int() == 0) || (v.Kind() == types.KindUint64 && v.Uint() == 0))
 	c := t.Columns[t.AutoIncOffset]
 	if !zero {
 		iv, _ := v.ToInt()

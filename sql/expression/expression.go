@@ -58,7 +58,10 @@ type Context struct {
 	// Strict: the statement runs in strict SQL mode (some functions then
 	// fail where they would warn).
 	Strict bool
-	Params []types.Datum
+	// DivZero is what division or modulo by zero does
+	// (ERROR_FOR_DIVISION_BY_ZERO); the result is NULL unless it fails.
+	DivZero DivZeroAction
+	Params  []types.Datum
 	// Session is the session's view for functions such as DATABASE().
 	Session SessionInfo
 	// Warnings collects warnings raised during evaluation.
@@ -87,6 +90,20 @@ type Context struct {
 	// session: DDL's own evaluations).
 	TimeZone *types.TimeZone
 }
+
+// DivZeroAction is what division by zero does besides returning NULL.
+type DivZeroAction uint8
+
+const (
+	// DivZeroWarn: warning 1365 (ERROR_FOR_DIVISION_BY_ZERO on, or a
+	// statement that changes no data).
+	DivZeroWarn DivZeroAction = iota
+	// DivZeroSilent: no warning (ERROR_FOR_DIVISION_BY_ZERO off).
+	DivZeroSilent
+	// DivZeroError: error 1365 (the mode and strict mode on, in INSERT or
+	// UPDATE without IGNORE).
+	DivZeroError
+)
 
 // Now is the statement time (see StmtTime), in the session's time zone.
 func (c *Context) Now() time.Time {
