@@ -57,3 +57,19 @@ func ToSQLError(err error) *SQLError {
 	}
 	return New(mysql.ErrUnknown, "%s", err.Error())
 }
+
+// noteError marks a condition MySQL raises at level Note rather than
+// Warning (SHOW WARNINGS shows the level).
+type noteError struct{ err *SQLError }
+
+func (n noteError) Error() string { return n.err.Error() }
+func (n noteError) Unwrap() error { return n.err }
+
+// Note returns err as a Note-level condition.
+func Note(err *SQLError) error { return noteError{err} }
+
+// IsNote reports whether a condition is at level Note.
+func IsNote(err error) bool {
+	var n noteError
+	return errors.As(err, &n)
+}

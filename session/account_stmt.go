@@ -215,7 +215,7 @@ func (s *Session) createUser(ctx context.Context, x *ast.CreateUserStmt) error {
 	if err != nil {
 		return err
 	}
-	s.warnings = append(s.warnings, notes...)
+	s.addWarnings(notes...)
 	return nil
 }
 
@@ -262,7 +262,7 @@ func (s *Session) dropUser(ctx context.Context, x *ast.DropUserStmt) error {
 	if err != nil {
 		return err
 	}
-	s.warnings = append(s.warnings, notes...)
+	s.addWarnings(notes...)
 	return nil
 }
 
@@ -378,7 +378,7 @@ func (s *Session) alterUser(ctx context.Context, x *ast.AlterUserStmt) error {
 	if err != nil {
 		return err
 	}
-	s.warnings = append(s.warnings, notes...)
+	s.addWarnings(notes...)
 	return nil
 }
 

@@ -14,9 +14,9 @@ import (
 	"github.com/shoaldb/shoal/errno"
 )
 
-// queryText runs sql and returns its rows, one line each, values tab
+// queryRows runs sql and returns its rows, one line each, values tab
 // separated.
-func queryText(t *testing.T, s *Session, sql string) string {
+func queryRows(t *testing.T, s *Session, sql string) string {
 	t.Helper()
 	out, err := tryQueryText(s, sql)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 
 	sameOnB := func(sql string) {
 		t.Helper()
-		want := queryText(t, sa, sql)
+		want := queryRows(t, sa, sql)
 		eventually(t, sql, func() error {
 			got, err := tryQueryText(sb, sql)
 			if err != nil {
@@ -123,7 +123,7 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 	// Node B writes through the new names and gets the new defaults and
 	// the AUTO_INCREMENT floor.
 	mustExec(t, sb, "INSERT INTO t2 (bb) VALUES ('z')")
-	if got, want := queryText(t, sb, "SELECT bb, id, a2 FROM t2 WHERE bb = 'z'"), "z\t50000\t7\n"; got != want {
+	if got, want := queryRows(t, sb, "SELECT bb, id, a2 FROM t2 WHERE bb = 'z'"), "z\t50000\t7\n"; got != want {
 		t.Fatalf("node B's insert: %q, want %q", got, want)
 	}
 	if _, err := sb.Execute(context.Background(), "INSERT INTO t2 (bb, a2) VALUES ('n', NULL)"); errCode(err) != mysql.ErrBadNull {
@@ -141,7 +141,7 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 	sameOnB("SHOW CREATE TABLE t4")
 	sameOnB("SELECT * FROM t4 ORDER BY id")
 	mustExec(t, sb, "INSERT INTO t3 (bb) VALUES ('w')")
-	if got := queryText(t, sa, "SELECT bb, id, a2 FROM t3"); got != "w\t1\t7\n" {
+	if got := queryRows(t, sa, "SELECT bb, id, a2 FROM t3"); got != "w\t1\t7\n" {
 		t.Fatalf("node B's insert into the LIKE copy: %q", got)
 	}
 	// ADD / DROP PRIMARY KEY on node A: node B enforces, then drops it.
@@ -224,7 +224,7 @@ func TestNotNullAlterRacesNullInserts(t *testing.T) {
 		altered.Store(true)
 		succeeded++
 		time.Sleep(30 * time.Millisecond) // statements under way finish
-		if got := queryText(t, sa, "SELECT COUNT(*) FROM t WHERE a IS NULL"); got != "0\n" {
+		if got := queryRows(t, sa, "SELECT COUNT(*) FROM t WHERE a IS NULL"); got != "0\n" {
 			t.Fatalf("round %d: NULL rows after the ALTER: %s", succeeded, got)
 		}
 		eventually(t, "node B loads the NOT NULL column", func() error {

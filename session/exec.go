@@ -14,6 +14,7 @@ import (
 	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -50,11 +51,12 @@ const maxSchemaChangeRetries = 16
 // non-nil, remembers the privilege check of a prepared statement.
 func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *planner.Statement, params []types.Datum, allowed *privVerdict) (ResultSet, error) {
 	runStmtHook(node)
-	if _, ok := node.(*ast.ShowStmt); !ok {
-		s.warnings = s.warnings[:0]
-	}
+	s.beginStatement(node)
 	s.affected = 0
 	s.evalCtx.Params = params
+	if show := describedTable(node); show != nil {
+		node = show
+	}
 	if err := s.checkPrivilegesOnce(node, allowed); err != nil {
 		return nil, err
 	}
@@ -102,16 +104,26 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	case *ast.SetRoleStmt:
 		return nil, s.setRole(x)
 	case ast.DDLNode:
-		if err := s.commitTxn(ctx); err != nil {
-			return nil, err
+		if !keepsTransaction(x) {
+			if err := s.commitTxn(ctx); err != nil {
+				return nil, err
+			}
 		}
-		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), StrictMode: s.strictMode(), CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), Temp: s.temp, SQLMode: s.sqlMode(), CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
-		if ct, ok := x.(*ast.CreateTableStmt); ok && ct.Select != nil {
-			return nil, s.createTableSelect(ctx, d, ct)
+		var err error
+		if ct, ok := x.(*ast.CreateTableStmt); ok && ct.Select != nil && ct.TemporaryKeyword == ast.TemporaryNone {
+			err = s.createTableSelect(ctx, d, ct)
+		} else {
+			err = d.Exec(ctx, x)
 		}
-		return nil, d.Exec(ctx, x)
+		s.destroyDroppedTemp()
+		s.addWarnings(d.Warnings...)
+		for _, n := range d.Notes {
+			s.addWarnings(noteOf(n))
+		}
+		return nil, err
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
@@ -132,10 +144,14 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return nil, s.commitTxn(ctx)
 	case *ast.RollbackStmt:
 		if x.SavepointName != "" {
-			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support savepoints")
+			return nil, s.rollbackToSavepoint(x.SavepointName)
 		}
 		s.rollbackTxn()
 		return nil, nil
+	case *ast.SavepointStmt:
+		return nil, s.setSavepoint(ctx, x.Name)
+	case *ast.ReleaseSavepointStmt:
+		return nil, s.releaseSavepoint(x.Name)
 	case *ast.SetStmt:
 		return nil, s.runSet(ctx, x)
 	case *ast.UseStmt:
@@ -168,6 +184,31 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this statement")
 }
 
+// describedTable is the SHOW COLUMNS that DESCRIBE t [col] (also DESC,
+// EXPLAIN t) stands for: the parser wraps it in an ExplainStmt, which is
+// otherwise the EXPLAIN of a statement. Nil for any other node.
+func describedTable(node ast.StmtNode) *ast.ShowStmt {
+	if x, ok := node.(*ast.ExplainStmt); ok {
+		if show, ok := x.Stmt.(*ast.ShowStmt); ok {
+			return show
+		}
+	}
+	return nil
+}
+
+// keepsTransaction reports the DDLs that do not commit the open
+// transaction first: CREATE TEMPORARY TABLE and DROP TEMPORARY TABLE, as
+// in MySQL (other DDL on a temporary table does commit).
+func keepsTransaction(node ast.DDLNode) bool {
+	switch x := node.(type) {
+	case *ast.CreateTableStmt:
+		return x.TemporaryKeyword == ast.TemporaryLocal
+	case *ast.DropTableStmt:
+		return x.TemporaryKeyword == ast.TemporaryLocal
+	}
+	return false
+}
+
 // evalScalar evaluates the expression of a SET or DO. One with a subquery
 // reads in the open transaction, or else in a snapshot of its own, as an
 // autocommit SELECT would.
@@ -190,6 +231,7 @@ func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, 
 	}
 	ec := s.newExecContext(ctx, txn, st)
 	v, err := ex.Eval(ec.Eval, nil)
+	s.collectWarnings()
 	if err != nil {
 		return types.Datum{}, toSQLError(err)
 	}
@@ -197,10 +239,12 @@ func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, 
 }
 
 func (s *Session) planContext() *planner.Context {
-	mode, _ := s.getSysVar("sql_mode", false)
-	is := s.b.catalog.InfoSchema()
+	is := s.schema()
 	return &planner.Context{Schema: is, CurrentDB: s.db,
-		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY"), ReadTS: s.snapshotTS(is)}
+		OnlyFullGroupBy:       s.sqlMode().Has(sqlmode.OnlyFullGroupBy),
+		NoUnsignedSubtraction: s.sqlMode().Has(sqlmode.NoUnsignedSubtraction),
+		NoBackslashEscapes:    s.sqlMode().Has(sqlmode.NoBackslashEscapes),
+		ReadTS:                s.snapshotTS(is)}
 }
 
 // snapshotTS is the start timestamp of the open transaction when an index
@@ -218,7 +262,7 @@ func (s *Session) snapshotTS(is *catalog.InfoSchema) uint64 {
 }
 
 func (s *Session) collectWarnings() {
-	s.warnings = append(s.warnings, s.evalCtx.Warnings...)
+	s.addWarnings(s.evalCtx.Warnings...)
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 }
 
@@ -343,7 +387,9 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	if err := s.ensureImplicitTxn(ctx); err != nil {
 		return err
 	}
-	if (s.txn != nil && s.readOnlyTxn) || s.readOnlySession() {
+	// As MySQL, a read-only transaction may still change temporary
+	// tables.
+	if t := writtenTable(plan); (t == nil || !t.Temporary) && ((s.txn != nil && s.readOnlyTxn) || s.readOnlySession()) {
 		return errno.NewStd(mysql.ErrCantExecuteInReadOnlyTransaction)
 	}
 	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
@@ -388,7 +434,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 		err = run(ec)
 		if err == nil {
 			tables := map[int64]*catalog.TableInfo{}
-			if t := writtenTable(plan); t != nil {
+			if t := writtenTable(plan); t != nil && !t.Temporary {
 				tables[t.ID] = t
 			}
 			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) })
@@ -450,14 +496,28 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if sysVars[name].readOnly {
 			return errno.NewStd(mysql.ErrIncorrectGlobalLocalVar, name, "read only")
 		}
+		if err := checkVarType(name, val); err != nil {
+			return err
+		}
 		str := val.String()
 		if val.IsNull() {
 			str = ""
+		}
+		var setWarnings []error
+		if name == "sql_mode" {
+			text, err := sqlModeText(val)
+			if err != nil {
+				return err
+			}
+			if str, setWarnings, err = normalizeSQLMode(text); err != nil {
+				return err
+			}
 		}
 		norm, err := normalizeVar(name, str)
 		if err != nil {
 			return err
 		}
+		s.addWarnings(setWarnings...)
 		if norm, err = s.checkLimitVar(name, norm, v.IsGlobal); err != nil {
 			return err
 		}
@@ -499,7 +559,7 @@ func (s *Session) runAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Resu
 		if db == "" {
 			db = s.db
 		}
-		if s.b.catalog.InfoSchema().Table(db, tn.Name.O) == nil {
+		if s.schema().Table(db, tn.Name.O) == nil {
 			return nil, errno.NewStd(mysql.ErrNoSuchTable, db, tn.Name.O)
 		}
 		rows = append(rows, types.Row{types.NewString(db + "." + tn.Name.O), types.NewString("analyze"), types.NewString("status"), types.NewString("OK")})

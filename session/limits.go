@@ -31,6 +31,7 @@ var intVarRanges = map[string]intVarRange{
 	"max_prepared_stmt_count": {0, 4194304, 1},
 	"max_allowed_packet":      {1024, 1 << 30, 1024},
 	"group_concat_max_len":    {4, 1<<63 - 1, 1},
+	"max_error_count":         {0, 65535, 1},
 }
 
 // readOnlySessionVars may only be set globally; SET SESSION is 1621.
@@ -57,7 +58,7 @@ func (s *Session) checkLimitVar(name, val string, global bool) (string, error) {
 	clamped := max(r.min, min(n, r.max))
 	clamped -= clamped % r.block
 	if clamped != n || err != nil {
-		s.warnings = append(s.warnings, errno.NewStd(mysql.ErrTruncatedWrongValue, name, val))
+		s.addWarnings(errno.NewStd(mysql.ErrTruncatedWrongValue, name, val))
 	}
 	return strconv.FormatInt(clamped, 10), nil
 }

@@ -8,24 +8,32 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
 // preparedStmt is a prepared statement with its cached plan. The plan is
-// valid while the schema version and current database it was built under
-// are unchanged; otherwise it is rebuilt on execution.
+// valid while the schema version, current database and sql_mode it was
+// built under are unchanged; otherwise it is rebuilt on execution. (The
+// statement keeps the parse of the sql_mode it was prepared under, as in
+// MySQL.)
 type preparedStmt struct {
 	id        uint32
 	node      ast.StmtNode
 	numParams int
 	plan      *planner.Statement
 	version   int64
+	tempGen   uint64 // the session's temporary tables when planned
 	db        string
+	mode      sqlmode.Mode
 	fields    []*Field
 	allowed   privVerdict
 }
 
 func planned(node ast.StmtNode) bool {
+	if describedTable(node) != nil {
+		return false // runs as SHOW COLUMNS
+	}
 	switch node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.ExplainStmt:
 		return true
@@ -37,11 +45,16 @@ func planned(node ast.StmtNode) bool {
 func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error) {
 	stmts, err := s.parse(sql)
 	if err != nil {
+		s.beginFailedParse()
+		s.addError(err)
 		return nil, err
 	}
 	if len(stmts) != 1 {
 		return nil, errno.New(mysql.ErrUnknown, "Prepared statement contains multiple statements")
 	}
+	// Preparing is a statement of its own for the diagnostics area (its
+	// warning count goes in the prepare response).
+	s.beginStatement(stmts[0])
 	if err := s.reservePrepared(); err != nil {
 		return nil, err
 	}
@@ -61,6 +74,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 			plan, err = s.replan(ps)
 		}
 		if err != nil {
+			s.addError(err)
 			return nil, err
 		}
 		if plan.Root != nil {
@@ -88,7 +102,7 @@ func (s *Session) replan(ps *preparedStmt) (*planner.Statement, error) {
 	if pc.ReadTS != 0 {
 		return plan, nil // fit for this transaction's snapshot only
 	}
-	ps.plan, ps.version, ps.db = plan, is.Version(), s.db
+	ps.plan, ps.version, ps.tempGen, ps.db, ps.mode = plan, is.Version(), s.temp.Gen(), s.db, s.sqlMode()
 	s.plans.add(ps, s.planCacheSize())
 	return plan, nil
 }
@@ -109,10 +123,12 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 	}
 	var plan *planner.Statement
 	if planned(ps.node) {
-		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) ||
+		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || ps.tempGen != s.temp.Gen() || !strings.EqualFold(ps.db, s.db) || ps.mode != s.sqlMode() ||
 			s.snapshotTS(s.b.catalog.InfoSchema()) != 0 {
 			var err error
 			if plan, err = s.replan(ps); err != nil {
+				s.beginStatement(ps.node)
+				s.addError(err)
 				return nil, err
 			}
 		} else {
@@ -121,7 +137,9 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 		}
 	}
 	s.outcomes = s.outcomes[:0]
-	return s.executeStmt(ctx, ps.node, plan, owned, &ps.allowed)
+	rs, err := s.executeStmt(ctx, ps.node, plan, owned, &ps.allowed)
+	s.addError(err)
+	return rs, err
 }
 
 // ClosePrepared forgets a prepared statement.

@@ -95,7 +95,10 @@ func (r *execResultSet) Next(ctx context.Context, rows *[]types.Row) error {
 	for len(*rows) < n {
 		row, err := r.exec.Next()
 		if err != nil {
-			return interruptedErr(r.ctx, toSQLError(err))
+			err = interruptedErr(r.ctx, toSQLError(err))
+			r.s.collectWarnings()
+			r.s.addError(err)
+			return err
 		}
 		if row == nil {
 			break

@@ -21,7 +21,13 @@ func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr)
 	if p == nil {
 		return func(string) bool { return true }, nil
 	}
-	pat, st, err := buildScalar(s, p.Pattern)
+	return s.patternFilter(ctx, p.Pattern, p.Not)
+}
+
+// patternFilter matches names against a LIKE pattern case-insensitively
+// (negated with not), as SHOW ... LIKE and DESCRIBE t col do.
+func (s *Session) patternFilter(ctx context.Context, pattern ast.ExprNode, not bool) (func(string) bool, error) {
+	pat, st, err := buildScalar(s, pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -35,12 +41,12 @@ func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr)
 		f, _ := expression.NewFunction("like", expression.NewConstant(types.NewString(strings.ToLower(v))), pc)
 		d, _ := f.Eval(ec.Eval, nil)
 		ok, _ := d.ToBool()
-		return ok != p.Not
+		return ok != not
 	}, nil
 }
 
 func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, error) {
-	is := s.b.catalog.InfoSchema()
+	is := s.schema()
 	like, err := s.likeFilter(ctx, x.Pattern)
 	if err != nil {
 		return nil, err
@@ -66,7 +72,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return "", nil, err
 		}
-		if !s.privs().AnyOnTable(db, x.Table.Name.O) {
+		if !s.isTemporary(db, x.Table.Name.O) && !s.privs().AnyOnTable(db, x.Table.Name.O) {
 			return "", nil, s.tableDenied(mysql.SelectPriv, x.Table.Name.O)
 		}
 		t := is.Table(db, x.Table.Name.O)
@@ -119,6 +125,12 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return nil, err
 		}
+		if x.Column != nil {
+			// DESCRIBE t col: col is a LIKE pattern, as in MySQL.
+			if like, err = s.patternFilter(ctx, ast.NewValueExpr(x.Column.Name.O, "", ""), false); err != nil {
+				return nil, err
+			}
+		}
 		for _, c := range t.PublicColumns() {
 			if !like(c.Name) {
 				continue
@@ -130,6 +142,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			def := types.Datum{}
 			if c.Default != nil {
 				def = s2d(*c.Default)
+				if *c.Default == "CURRENT_TIMESTAMP" {
+					def = s2d(executor.CurrentTimestampText(&c.Type))
+				}
 			}
 			key := ""
 			// Every column of the primary key is PRI (MySQL); other keys
@@ -153,10 +168,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 					}
 				}
 			}
-			extra := ""
-			if c.AutoIncrement {
-				extra = "auto_increment"
-			}
+			extra := executor.ColumnExtra(c)
 			r := types.Row{s2d(c.Name), s2d(showColumnType(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
 			if x.Full {
 				coll := types.Datum{}
@@ -234,15 +246,22 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		}
 		return &staticResultSet{fields: stringFields("Variable_name", "Value"), rows: rows}, nil
 	case ast.ShowWarnings, ast.ShowErrors:
+		errorsOnly := x.Tp == ast.ShowErrors
 		if x.CountWarningsOrErrors {
-			return &staticResultSet{fields: stringFields("@@session.warning_count"), rows: []types.Row{{types.NewInt(int64(len(s.warnings)))}}}, nil
+			if errorsOnly {
+				return &staticResultSet{fields: stringFields("@@session.error_count"), rows: []types.Row{{types.NewInt(int64(s.diag.errors))}}}, nil
+			}
+			return &staticResultSet{fields: stringFields("@@session.warning_count"), rows: []types.Row{{types.NewInt(int64(s.diag.total))}}}, nil
 		}
-		for _, w := range s.warnings {
-			se := errno.ToSQLError(w)
+		for _, c := range s.diag.conds {
+			if errorsOnly && !c.error {
+				continue
+			}
+			se := errno.ToSQLError(c.err)
 			level := "Warning"
-			if x.Tp == ast.ShowErrors {
+			if c.error {
 				level = "Error"
-			} else if _, isNote := w.(note); isNote {
+			} else if _, isNote := c.err.(note); isNote || errno.IsNote(c.err) {
 				level = "Note"
 			}
 			rows = append(rows, types.Row{s2d(level), types.NewInt(int64(se.Code)), s2d(se.Message)})

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -25,16 +28,26 @@ func (s *Session) quoteShowCreate() bool {
 	return err != nil || !(v == "0" || strings.EqualFold(v, "OFF"))
 }
 
+// showCreateQuoter quotes names for SHOW CREATE: always unless
+// sql_quote_show_create = 0, in double quotes under ANSI_QUOTES (MySQL).
+func (s *Session) showCreateQuoter() func(string) string {
+	always, char := s.quoteShowCreate(), byte('`')
+	if s.sqlMode().Has(sqlmode.ANSIQuotes) {
+		char = '"'
+	}
+	return func(name string) string { return executor.QuoteIdentWith(name, always, char) }
+}
+
 func (s *Session) showCreateTableOrView(wantView bool, db string, t *catalog.TableInfo) (ResultSet, error) {
-	quote := s.quoteShowCreate()
+	quote := s.showCreateQuoter()
 	if t.View != "" {
 		return &staticResultSet{fields: stringFields("View", "Create View", "character_set_client", "collation_connection"),
-			rows: []types.Row{{s2d(t.Name), s2d(showCreateView(t, quote)), s2d("utf8mb4"), s2d("utf8mb4_bin")}}}, nil
+			rows: []types.Row{{s2d(t.Name), s2d(showCreateView(t, quote, s.sqlMode().Has(sqlmode.ANSIQuotes))), s2d("utf8mb4"), s2d("utf8mb4_bin")}}}, nil
 	}
 	if wantView {
 		return nil, errno.New(mysql.ErrWrongObject, "'%s.%s' is not VIEW", db, t.Name)
 	}
-	return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t, quote))}}}, nil
+	return &staticResultSet{fields: stringFields("Table", "Create Table"), rows: []types.Row{{s2d(t.Name), s2d(showCreateTable(t, quote, !s.sqlMode().Has(sqlmode.ANSI)))}}}, nil
 }
 
 func (s *Session) showCreateDatabase(is *catalog.InfoSchema, x *ast.ShowStmt) (ResultSet, error) {
@@ -47,32 +60,55 @@ func (s *Session) showCreateDatabase(is *catalog.InfoSchema, x *ast.ShowStmt) (R
 		ifNotExists = "/*!32312 IF NOT EXISTS*/ "
 	}
 	text := fmt.Sprintf("CREATE DATABASE %s%s /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */",
-		ifNotExists, executor.QuoteIdent(db.Name, s.quoteShowCreate()))
+		ifNotExists, s.showCreateQuoter()(db.Name))
 	return &staticResultSet{fields: stringFields("Database", "Create Database"), rows: []types.Row{{s2d(db.Name), s2d(text)}}}, nil
 }
 
-func showCreateView(t *catalog.TableInfo, quote bool) string {
+func showCreateView(t *catalog.TableInfo, q func(string) string, ansiQuotes bool) string {
 	var b strings.Builder
 	b.WriteString("CREATE VIEW ")
-	b.WriteString(executor.QuoteIdent(t.Name, quote))
+	b.WriteString(q(t.Name))
 	if len(t.ViewCols) > 0 {
 		cols := make([]string, len(t.ViewCols))
 		for i, c := range t.ViewCols {
-			cols[i] = executor.QuoteIdent(c, quote)
+			cols[i] = q(c)
 		}
 		b.WriteString(" (" + strings.Join(cols, ",") + ")")
 	}
 	// The SELECT is kept as the parser restored it at CREATE VIEW, names in
-	// backticks and strings escaped.
+	// backticks and strings escaped; under ANSI_QUOTES it is restored again
+	// with names in double quotes, as MySQL prints it then.
 	b.WriteString(" AS ")
-	b.WriteString(t.View)
+	b.WriteString(viewSelectText(t.View, ansiQuotes))
 	return b.String()
 }
 
-func showCreateTable(t *catalog.TableInfo, quote bool) string {
-	q := func(name string) string { return executor.QuoteIdent(name, quote) }
+func viewSelectText(stored string, ansiQuotes bool) string {
+	if !ansiQuotes {
+		return stored
+	}
+	stmts, _, err := parser.New().ParseSQL(stored)
+	if err != nil || len(stmts) != 1 {
+		return stored
+	}
+	var sb strings.Builder
+	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordUppercase | format.RestoreNameDoubleQuotes | format.RestoreStringEscapeBackslash
+	if err := stmts[0].Restore(format.NewRestoreCtx(flags, &sb)); err != nil {
+		return stored
+	}
+	return sb.String()
+}
+
+// showCreateTable prints t's definition; tableOptions false (sql_mode
+// ANSI, MySQL's "foreign DB mode") leaves out ENGINE, the character set
+// and COMMENT after the closing parenthesis.
+func showCreateTable(t *catalog.TableInfo, q func(string) string, tableOptions bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", q(t.Name))
+	kind := "TABLE"
+	if t.Temporary {
+		kind = "TEMPORARY TABLE"
+	}
+	fmt.Fprintf(&b, "CREATE %s %s (\n", kind, q(t.Name))
 	var lines []string
 	for _, c := range t.PublicColumns() {
 		ft := &c.Type
@@ -82,18 +118,24 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 		}
 		if ft.NotNull() {
 			l += " NOT NULL"
+		} else if ft.Tp == mysql.TypeTimestamp {
+			// MySQL spells NULL out for TIMESTAMP, once NOT NULL by default.
+			l += " NULL"
 		}
 		if c.AutoIncrement {
 			l += " AUTO_INCREMENT"
 		}
 		if c.Default != nil {
 			if *c.Default == "CURRENT_TIMESTAMP" {
-				l += " DEFAULT CURRENT_TIMESTAMP"
+				l += " DEFAULT " + executor.CurrentTimestampText(ft)
 			} else {
 				l += " DEFAULT " + executor.QuoteString(*c.Default)
 			}
 		} else if !ft.NotNull() && !c.NoDefault && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
 			l += " DEFAULT NULL"
+		}
+		if c.OnUpdate {
+			l += " ON UPDATE " + executor.CurrentTimestampText(ft)
 		}
 		if c.Comment != "" {
 			l += " COMMENT " + executor.QuoteString(c.Comment)
@@ -124,7 +166,11 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 		}
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
-	b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+	b.WriteString("\n)")
+	if !tableOptions {
+		return b.String()
+	}
+	b.WriteString(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	if t.Comment != "" {
 		b.WriteString(" COMMENT=" + executor.QuoteString(t.Comment))
 	}

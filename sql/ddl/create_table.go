@@ -16,11 +16,20 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if err != nil {
 		return err
 	}
+	if x.TemporaryKeyword == ast.TemporaryGlobal {
+		return errGlobalTemporary()
+	}
+	if x.TemporaryKeyword != ast.TemporaryNone && (x.ReferTable != nil || x.Select != nil) {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TEMPORARY TABLE ... LIKE/SELECT")
+	}
 	if x.ReferTable != nil {
 		return d.createTableLike(ctx, dbName, x)
 	}
 	if x.Select != nil && d.SelectColumns == nil {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... SELECT here")
+	}
+	if err := d.checkStorageOptions(x.Table.Name.O, x.Options); err != nil {
+		return err
 	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
 	for _, opt := range x.Options {
@@ -53,13 +62,17 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 				c.AutoIncrement = true
 				c.Type.Flag |= mysql.AutoIncrementFlag
 			case ast.ColumnOptionDefaultValue:
-				txt, isNull, err := literalText(o.Expr)
+				txt, isNull, err := columnDefaultText(c, o.Expr)
 				if err != nil {
 					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 				}
 				c.HasDefault = true
 				if !isNull {
 					c.Default = &txt
+				}
+			case ast.ColumnOptionOnUpdate:
+				if err := setOnUpdate(c, o.Expr); err != nil {
+					return err
 				}
 			case ast.ColumnOptionPrimaryKey:
 				if pk != nil {
@@ -178,13 +191,24 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if autoCols > 1 {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
 	}
+	if x.TemporaryKeyword == ast.TemporaryLocal {
+		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
+	}
+	exists := false
+	defer func() {
+		if exists {
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrTableExists, t.Name))
+		}
+	}()
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		exists = false
 		db := m.Schema().DB(dbName)
 		if db == nil {
 			return errno.NewStd(mysql.ErrBadDB, dbName)
 		}
 		if m.Schema().Table(dbName, t.Name) != nil {
 			if x.IfNotExists {
+				exists = true
 				return nil
 			}
 			return errno.NewStd(mysql.ErrTableExists, t.Name)

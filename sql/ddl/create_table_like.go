@@ -14,7 +14,14 @@ import (
 // options, as src is public now. The AUTO_INCREMENT counter starts over,
 // as in MySQL.
 func (d *DDL) createTableLike(ctx context.Context, dbName string, x *ast.CreateTableStmt) error {
+	exists := false
+	defer func() {
+		if exists {
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrTableExists, x.Table.Name.O))
+		}
+	}()
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		exists = false
 		db := m.Schema().DB(dbName)
 		if db == nil {
 			return errno.NewStd(mysql.ErrBadDB, dbName)
@@ -28,6 +35,7 @@ func (d *DDL) createTableLike(ctx context.Context, dbName string, x *ast.CreateT
 		}
 		if m.Schema().Table(dbName, x.Table.Name.O) != nil {
 			if x.IfNotExists {
+				exists = true
 				return nil
 			}
 			return errno.NewStd(mysql.ErrTableExists, x.Table.Name.O)

@@ -10,9 +10,17 @@ import (
 )
 
 func (d *DDL) createDatabase(ctx context.Context, x *ast.CreateDatabaseStmt) error {
+	exists := false
+	defer func() {
+		if exists {
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrDBCreateExists, x.Name.O))
+		}
+	}()
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		exists = false
 		if m.Schema().DB(x.Name.O) != nil {
 			if x.IfNotExists {
+				exists = true
 				return nil
 			}
 			return errno.NewStd(mysql.ErrDBCreateExists, x.Name.O)
@@ -26,10 +34,18 @@ func (d *DDL) createDatabase(ctx context.Context, x *ast.CreateDatabaseStmt) err
 }
 
 func (d *DDL) dropDatabase(ctx context.Context, x *ast.DropDatabaseStmt) error {
+	missing := false
+	defer func() {
+		if missing {
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrDBDropExists, x.Name.O))
+		}
+	}()
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+		missing = false
 		db := m.Schema().DB(x.Name.O)
 		if db == nil {
 			if x.IfExists {
+				missing = true
 				return nil
 			}
 			return errno.NewStd(mysql.ErrDBDropExists, x.Name.O)

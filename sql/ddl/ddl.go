@@ -7,6 +7,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/sqlmode"
+	"github.com/shoaldb/shoal/types"
 )
 
 // DDL executes schema changes through the catalog.
@@ -19,10 +21,20 @@ type DDL struct {
 	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
 	// tidb_enable_clustered_index; the zero value clusters every one).
 	Clustering Clustering
-	// StrictMode: the session's sql_mode is strict (STRICT_TRANS_TABLES
-	// or STRICT_ALL_TABLES), which decides what a DDL does with existing
-	// rows that do not fit a column's new definition.
-	StrictMode bool
+	// SQLMode is the session's sql_mode (storage options, see
+	// checkStorageOptions).
+	SQLMode sqlmode.Mode
+	// Warnings and Notes collect the statement's conditions for the
+	// session (Notes: IF [NOT] EXISTS finding nothing to do).
+	Warnings []error
+	Notes    []*errno.SQLError
+	// TimeZone is the session's time zone: an added column's DEFAULT
+	// CURRENT_TIMESTAMP gives existing rows the ALTER's time in it (nil:
+	// UTC).
+	TimeZone *types.TimeZone
+	// Temp is the session's TEMPORARY tables (temporary.go); nil: the
+	// caller has no session, and CREATE TEMPORARY TABLE is refused.
+	Temp *catalog.TempTables
 	// SelectColumns are the columns CREATE TABLE ... SELECT derives from
 	// its SELECT (the session plans it), merged after the explicit ones.
 	SelectColumns []*catalog.ColumnInfo
@@ -67,12 +79,21 @@ func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
 	case *ast.DropTableStmt:
 		return d.dropTables(ctx, x)
 	case *ast.CreateIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.createIndex(ctx, x.Table, x.IndexName, x.KeyType == ast.IndexKeyTypeUnique, x.IndexPartSpecifications, x.IfNotExists)
 	case *ast.DropIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.dropIndex(ctx, x.Table, x.IndexName, x.IfExists)
 	case *ast.TruncateTableStmt:
 		return d.truncate(ctx, x.Table)
 	case *ast.AlterTableStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.alterTable(ctx, x)
 	case *ast.CreateViewStmt:
 		return d.createView(ctx, x)

@@ -22,12 +22,40 @@ func queueTableData(txn kv.Txn, seq int, t *catalog.TableInfo) error {
 }
 
 func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
+	if x.TemporaryKeyword == ast.TemporaryGlobal {
+		return errGlobalTemporary()
+	}
 	for _, tn := range x.Tables {
+		// DROP [TEMPORARY] TABLE drops the session's temporary table of
+		// that name first; DROP TEMPORARY TABLE only that.
+		if !x.IsView {
+			if t := d.tempTable(tn); t != nil {
+				db, _ := d.dbName(tn)
+				d.Temp.Remove(db, t.Name)
+				continue
+			}
+		}
+		if x.TemporaryKeyword == ast.TemporaryLocal {
+			if x.IfExists {
+				if db, err := d.dbName(tn); err == nil {
+					d.Notes = append(d.Notes, errno.NewStd(mysql.ErrBadTable, db+"."+tn.Name.O))
+				}
+				continue
+			}
+			db, err := d.dbName(tn)
+			if err != nil {
+				return err
+			}
+			return errno.NewStd(mysql.ErrBadTable, db+"."+tn.Name.O)
+		}
+		missing := false
 		err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+			missing = false
 			db, t, err := d.tableFor(m, tn)
 			if err != nil {
 				if x.IfExists && t == nil {
 					if se, ok := err.(*errno.SQLError); ok && (se.Code == mysql.ErrNoSuchTable || se.Code == mysql.ErrBadDB) {
+						missing = true
 						return nil
 					}
 				}
@@ -57,6 +85,13 @@ func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
 				return errno.NewStd(mysql.ErrBadTable, name)
 			}
 			return err
+		}
+		if missing {
+			name := tn.Name.O
+			if dbn, _ := d.dbName(tn); dbn != "" {
+				name = dbn + "." + tn.Name.O
+			}
+			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrBadTable, name))
 		}
 	}
 	return nil

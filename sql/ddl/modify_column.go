@@ -128,13 +128,17 @@ func modifyColumn(nt *catalog.TableInfo, at int, def *ast.ColumnDef, pos *ast.Co
 			nc.Type.Flag &^= mysql.NotNullFlag
 			explicitNull = true
 		case ast.ColumnOptionDefaultValue:
-			txt, isNull, err := literalText(o.Expr)
+			txt, isNull, err := columnDefaultText(nc, o.Expr)
 			if err != nil {
 				return errno.NewStd(mysql.ErrInvalidDefault, def.Name.Name.O)
 			}
 			nc.HasDefault = true
 			if !isNull {
 				nc.Default = &txt
+			}
+		case ast.ColumnOptionOnUpdate:
+			if err := setOnUpdate(nc, o.Expr); err != nil {
+				return err
 			}
 		case ast.ColumnOptionComment:
 			s, _, err := literalText(o.Expr)
@@ -282,7 +286,7 @@ func alterColumnDefault(nt *catalog.TableInfo, at int, def *ast.ColumnDef) error
 			}
 			return errno.NewStd(mysql.ErrInvalidDefault, oc.Name)
 		}
-		txt, isNull, err := literalText(def.Options[0].Expr)
+		txt, isNull, err := columnDefaultText(&nc, def.Options[0].Expr)
 		if err != nil {
 			return errno.NewStd(mysql.ErrInvalidDefault, oc.Name)
 		}
@@ -370,7 +374,7 @@ func (d *DDL) checkNoNulls(ctx context.Context, tableID int64, ids []int64) erro
 		}
 		for _, off := range offsets {
 			if row[off].IsNull() {
-				if !d.StrictMode {
+				if !d.SQLMode.IsStrict() {
 					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support making column '%s' NOT NULL outside strict mode while rows hold NULL in it", t.Columns[off].Name)
 				}
 				return errno.NewStd(mysql.ErrInvalidUseOfNull)

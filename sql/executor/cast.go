@@ -5,12 +5,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -191,7 +191,11 @@ func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (
 	case ft.Tp == mysql.TypeJSON:
 		return castJSONColumn(d, c)
 	case ft.Tp == mysql.TypeDuration:
-		v, err := d.ToDuration(max(ft.Decimal, 0))
+		fsp := max(ft.Decimal, 0)
+		v, err := d.ToDuration(ctx.readFsp(fsp))
+		if err == nil && ctx.truncatesFraction() {
+			v = truncateDuration(v, fsp)
+		}
 		if err == nil && d.Kind() == types.KindDuration {
 			// A TIME datum is range-checked here too, however it was made
 			// (a binary-protocol parameter, an expression): the row codec
@@ -350,9 +354,10 @@ func decimalScale(ft *types.FieldType) int {
 }
 
 // castTimeColumn stores d into a DATE/DATETIME/TIMESTAMP column: invalid
-// values, and zero dates or zero parts (NO_ZERO_DATE, NO_ZERO_IN_DATE) are
-// error 1292 in strict mode; otherwise a warning and the zero value (or the
-// value, for zero parts).
+// values, and zero dates or zero parts under NO_ZERO_DATE or
+// NO_ZERO_IN_DATE, are error 1292 in strict mode; otherwise a warning
+// (1264 for zero dates and parts) and the zero value. Without those modes
+// zero dates and parts are stored.
 func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	ft := &c.Type
 	fsp := max(ft.Decimal, 0)
@@ -363,11 +368,14 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 	incorrect := func() *errno.SQLError {
 		return errno.New(mysql.ErrTruncatedWrongValue, "Incorrect %s value: '%s' for column '%s' at row %d", what, d.String(), c.Name, row)
 	}
-	v, err := d.ToTime(ft.Tp, fsp)
+	v, err := d.ToTime(ft.Tp, ctx.readFsp(fsp))
 	if err == nil && d.Kind() == types.KindTime && !d.TimeFields().Valid() {
 		// A DATETIME datum with impossible fields (month 13, hour 25),
 		// however it was made, is refused like the literal would be.
 		err = types.ErrIncorrectTime
+	}
+	if err == nil && ctx.truncatesFraction() {
+		v = truncateTime(v, ft.Tp, fsp)
 	}
 	if err != nil {
 		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
@@ -376,31 +384,20 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 		return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
 	}
 	f := v.TimeFields()
-	if f.IsZeroDate() || f.HasZeroInDate() {
-		if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
-			return d, err
+	if f.IsZeroDate() && ctx.SQLMode.Has(sqlmode.NoZeroDate) || f.HasZeroInDate() && ctx.SQLMode.Has(sqlmode.NoZeroInDate) {
+		if ctx.StrictMode {
+			return d, incorrect()
 		}
-		if f.HasZeroInDate() {
-			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
-		}
-		return v, nil
+		// MySQL's warning for both is out of range (MariaDB's for a zero
+		// part is 1265).
+		ctx.Eval.AppendWarning(errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, row))
+		return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
 	}
 	if ft.Tp == mysql.TypeTimestamp {
-		g := f.GoTime(time.Local)
-		if g.Before(timestampMin) || g.After(timestampMax) {
-			if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
-				return d, err
-			}
-			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
-		}
+		return castTimestamp(ctx, d, v, c, row, incorrect)
 	}
 	return v, nil
 }
-
-var (
-	timestampMin = time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
-	timestampMax = time.Date(2038, 1, 19, 3, 14, 7, 999999000, time.UTC)
-)
 
 // isCurrentTimestamp reports a CURRENT_TIMESTAMP default (NOW() and the
 // (fsp) forms included).
@@ -448,12 +445,7 @@ func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, er
 		if (c.Type.IsTime() || c.Type.Tp == mysql.TypeDuration) && isCurrentTimestamp(*c.Default) {
 			// NOW() at the column's precision is truncated, not rounded
 			// (so the default never lies after a later NOW()).
-			unit := time.Second
-			for i := 0; i < c.Type.Decimal && i < 6; i++ {
-				unit /= 10
-			}
-			now := ctx.Eval.Now().Truncate(unit)
-			return CastToColumn(ctx, types.NewTime(types.TimeFieldsOf(now), mysql.TypeDatetime, types.MaxFsp), c, row)
+			return CastToColumn(ctx, ctx.Eval.NowDatum(min(max(c.Type.Decimal, 0), types.MaxFsp)), c, row)
 		}
 		return CastToColumn(ctx, types.NewString(*c.Default), c, row)
 	}

@@ -37,11 +37,29 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 	return ""
 }
 
-func columnExtra(c *catalog.ColumnInfo) string {
+// ColumnExtra is a column's EXTRA (information_schema.COLUMNS, SHOW
+// COLUMNS) as MySQL 8 words it.
+func ColumnExtra(c *catalog.ColumnInfo) string {
 	if c.AutoIncrement {
 		return "auto_increment"
 	}
-	return ""
+	var parts []string
+	if c.Default != nil && *c.Default == "CURRENT_TIMESTAMP" {
+		parts = append(parts, "DEFAULT_GENERATED")
+	}
+	if c.OnUpdate {
+		parts = append(parts, "on update "+CurrentTimestampText(&c.Type))
+	}
+	return strings.Join(parts, " ")
+}
+
+// CurrentTimestampText is a CURRENT_TIMESTAMP default or ON UPDATE clause
+// of a column as MySQL prints it: at the column's precision.
+func CurrentTimestampText(ft *types.FieldType) string {
+	if ft.Decimal > 0 {
+		return fmt.Sprintf("CURRENT_TIMESTAMP(%d)", ft.Decimal)
+	}
+	return "CURRENT_TIMESTAMP"
 }
 
 // TypeName is the bare SQL type name of a column type (DATA_TYPE).
@@ -132,6 +150,10 @@ func ColumnTypeString(ft *types.FieldType) string {
 		}
 		if ft.IsUnsigned() {
 			s += " unsigned"
+		}
+	case mysql.TypeTimestamp, mysql.TypeDatetime, mysql.TypeDuration:
+		if ft.Decimal > 0 {
+			s = fmt.Sprintf("%s(%d)", name, ft.Decimal)
 		}
 	case mysql.TypeEnum, mysql.TypeSet:
 		quoted := make([]string, len(ft.Elems))

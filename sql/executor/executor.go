@@ -36,6 +36,7 @@ import (
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -54,6 +55,8 @@ type Context struct {
 	LockWait    time.Duration
 	// StrictMode: STRICT_TRANS_TABLES / STRICT_ALL_TABLES is on.
 	StrictMode bool
+	// SQLMode is the session's sql_mode (zero dates, auto-increment on 0).
+	SQLMode sqlmode.Mode
 	// ProcessList lists the connections the session may see
 	// (information_schema.PROCESSLIST).
 	ProcessList func() []types.Row

@@ -7,6 +7,7 @@ import (
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/types"
 )
 
@@ -160,7 +161,9 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 		return nil
 	}
 	v := row[t.AutoIncOffset]
-	zero := v.IsNull() || (v.Kind() == types.KindInt64 && v.Int() == 0) || (v.Kind() == types.KindUint64 && v.Uint() == 0)
+	// NO_AUTO_VALUE_ON_ZERO keeps an explicit 0: only NULL generates.
+	zero := v.IsNull() || !ctx.SQLMode.Has(sqlmode.NoAutoValueOnZero) &&
+		((v.Kind() == types.KindInt64 && v.Int() == 0) || (v.Kind() == types.KindUint64 && v.Uint() == 0))
 	c := t.Columns[t.AutoIncOffset]
 	if !zero {
 		iv, _ := v.ToInt()
@@ -189,7 +192,7 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 
 func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum int) error {
 	t := p.Table
-	h, err := w.tc.handleOf(t, row)
+	h, err := w.tc.handleOf(t, row, w.ctx.zone())
 	if err != nil {
 		return err
 	}
@@ -239,6 +242,9 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 			}
 			if rowsEqual(old, nrow) {
 				return nil
+			}
+			if err := touchOnUpdate(ctx, t, p.OnDup, nrow, rowNum); err != nil {
+				return err
 			}
 			if err := w.updateRow(old, nrow); err != nil {
 				return err

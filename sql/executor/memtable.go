@@ -56,6 +56,9 @@ func (e *memTableExec) Open() error {
 					def := types.Datum{}
 					if c.Default != nil {
 						def = str(*c.Default)
+						if *c.Default == "CURRENT_TIMESTAMP" {
+							def = str(CurrentTimestampText(&c.Type))
+						}
 					}
 					nullable := "YES"
 					if c.Type.NotNull() {
@@ -63,7 +66,7 @@ func (e *memTableExec) Open() error {
 					}
 					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), str(c.Name), types.NewUint(uint64(i + 1)),
 						def, str(nullable), str(TypeName(&c.Type)), {}, {}, {}, {}, {}, str(ColumnTypeString(&c.Type)),
-						str(columnKey(t, c)), str(columnExtra(c)), str(c.Comment)})
+						str(columnKey(t, c)), str(ColumnExtra(c)), str(c.Comment)})
 				}
 			}
 		}

@@ -40,10 +40,17 @@ func QuoteString(s string) string {
 // have to: a keyword, a character outside [0-9A-Za-z_$] and non-ASCII, or
 // a name of digits only (the empty name included).
 func QuoteIdent(name string, always bool) string {
+	return QuoteIdentWith(name, always, '`')
+}
+
+// QuoteIdentWith is QuoteIdent with quote as the quote character: '"'
+// under sql_mode ANSI_QUOTES, as MySQL's SHOW CREATE prints names then.
+func QuoteIdentWith(name string, always bool, quote byte) string {
 	if !always && !identNeedsQuotes(name) {
 		return name
 	}
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	q := string(quote)
+	return q + strings.ReplaceAll(name, q, q+q) + q
 }
 
 func identNeedsQuotes(name string) bool {

@@ -157,19 +157,20 @@ func arith(op byte) evalFunc {
 			if f.Ft.IsUnsigned() {
 				// Exact in big integers (operands may be negative signed
 				// values); the result must fit BIGINT UNSIGNED.
-				x, y := bigOf(a), bigOf(b)
-				switch op {
-				case '+':
-					x.Add(x, y)
-				case '-':
-					x.Sub(x, y)
-				case '*':
-					x.Mul(x, y)
-				}
+				x := bigArith(op, a, b)
 				if x.Sign() < 0 || !x.IsUint64() {
 					return types.Datum{}, overflow(string(op), a, b)
 				}
 				return types.NewUint(x.Uint64()), nil
+			}
+			if a.Kind() == types.KindUint64 || b.Kind() == types.KindUint64 {
+				// A signed result from an unsigned operand
+				// (NO_UNSIGNED_SUBTRACTION): exact, then it must fit BIGINT.
+				r := bigArith(op, a, b)
+				if !r.IsInt64() {
+					return types.Datum{}, overflow(string(op), a, b)
+				}
+				return types.NewInt(r.Int64()), nil
 			}
 			x, ok1 := a.ToInt()
 			y, ok2 := b.ToInt()
@@ -221,7 +222,14 @@ func arith(op byte) evalFunc {
 }
 
 func divByZero(ctx *Context) (types.Datum, error) {
-	ctx.AppendWarning(errno.New(mysql.ErrDivisionByZero, "Division by 0"))
+	err := errno.New(mysql.ErrDivisionByZero, "Division by 0")
+	switch ctx.DivZero {
+	case DivZeroSilent:
+	case DivZeroError:
+		return types.Datum{}, err
+	default:
+		ctx.AppendWarning(err)
+	}
 	return types.Datum{}, nil
 }
 

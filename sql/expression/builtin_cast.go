@@ -54,7 +54,13 @@ func evalCast(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	}
 	switch {
 	case f.Ft.Tp == mysql.TypeLonglong:
+		if d.Kind() == types.KindString || d.Kind() == types.KindBytes {
+			return castStringToInt(ctx, string(d.Bytes()), f.Ft.IsUnsigned()), nil
+		}
 		if f.Ft.IsUnsigned() {
+			if d.Kind() == types.KindUint64 {
+				return d, nil
+			}
 			if d.Kind() == types.KindInt64 {
 				return types.NewUint(uint64(d.Int())), nil
 			}

@@ -19,14 +19,17 @@ func evalLike(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	if null || err != nil {
 		return types.Datum{}, err
 	}
-	escape := byte('\\')
+	escape := int('\\')
 	if len(f.Args) > 2 {
 		e, err := f.Args[2].Eval(ctx, row)
 		if err != nil {
 			return e, err
 		}
+		// An empty escape (ESCAPE '', or the default under
+		// NO_BACKSLASH_ESCAPES) means none.
+		escape = noEscape
 		if len(e.Bytes()) > 0 {
-			escape = e.Bytes()[0]
+			escape = int(e.Bytes()[0])
 		}
 	}
 	s, p := toStr(a), toStr(b)
@@ -37,12 +40,15 @@ func evalLike(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	return types.NewBool(likeMatch(s, p, escape)), nil
 }
 
+// noEscape is likeMatch's escape when the pattern has no escape character.
+const noEscape = -1
+
 // likeMatch matches s against a LIKE pattern without recursion: a pattern
 // is client data (up to max_allowed_packet), so neither its length nor its
 // number of '%' may decide the stack depth. On a mismatch it backtracks to
 // the last '%' only, which suffices (an earlier '%' could only absorb less),
 // so the cost is at most len(s)*len(p).
-func likeMatch(s, p []byte, esc byte) bool {
+func likeMatch(s, p []byte, esc int) bool {
 	si, pi := 0, 0
 	lastPct, resume := -1, 0 // pattern index after the last '%', and where s resumes
 	for si < len(s) {
@@ -58,7 +64,7 @@ func likeMatch(s, p []byte, esc byte) bool {
 				}
 				lastPct, resume = pi, si
 				continue
-			case c == esc && pi+1 < len(p):
+			case int(c) == esc && pi+1 < len(p):
 				if s[si] == p[pi+1] {
 					si, pi = si+1, pi+2
 					continue

@@ -58,7 +58,10 @@ type Context struct {
 	// Strict: the statement runs in strict SQL mode (some functions then
 	// fail where they would warn).
 	Strict bool
-	Params []types.Datum
+	// DivZero is what division or modulo by zero does
+	// (ERROR_FOR_DIVISION_BY_ZERO); the result is NULL unless it fails.
+	DivZero DivZeroAction
+	Params  []types.Datum
 	// Session is the session's view for functions such as DATABASE().
 	Session SessionInfo
 	// Warnings collects warnings raised during evaluation.
@@ -82,15 +85,54 @@ type Context struct {
 	// rule). The session sets it per statement; when it is zero, each call
 	// reads the clock.
 	StmtTime time.Time
+	// TimeZone is the session's time_zone: NOW() and its kin read the
+	// clock in it and TIMESTAMP columns are shown in it. nil is UTC (no
+	// session: DDL's own evaluations).
+	TimeZone *types.TimeZone
 }
 
-// Now is the statement time (see StmtTime), in the local time zone.
+// DivZeroAction is what division by zero does besides returning NULL.
+type DivZeroAction uint8
+
+const (
+	// DivZeroWarn: warning 1365 (ERROR_FOR_DIVISION_BY_ZERO on, or a
+	// statement that changes no data).
+	DivZeroWarn DivZeroAction = iota
+	// DivZeroSilent: no warning (ERROR_FOR_DIVISION_BY_ZERO off).
+	DivZeroSilent
+	// DivZeroError: error 1365 (the mode and strict mode on, in INSERT or
+	// UPDATE without IGNORE).
+	DivZeroError
+)
+
+// Now is the statement time (see StmtTime), in the session's time zone.
 func (c *Context) Now() time.Time {
 	if c == nil || c.StmtTime.IsZero() {
-		return time.Now()
+		return time.Now().In(c.Zone().Location())
 	}
-	return c.StmtTime
+	return c.StmtTime.In(c.Zone().Location())
 }
+
+// Zone is the session's time zone (UTC without one).
+func (c *Context) Zone() *types.TimeZone {
+	if c == nil || c.TimeZone == nil {
+		return types.UTC
+	}
+	return c.TimeZone
+}
+
+// NowDatum is the statement time as a DATETIME with fsp digits (truncated,
+// as NOW(fsp) is) in the session's zone, marked when it is the later of
+// two instants sharing its local time so a TIMESTAMP column keeps it.
+func (c *Context) NowDatum(fsp int) types.Datum {
+	now := c.Now()
+	f, fold := types.InstantIn(now, c.Zone())
+	f.Micro -= f.Micro % int(truncUnit[fsp])
+	return types.NewTime(f, mysql.TypeDatetime, fsp).WithFold(fold)
+}
+
+// truncUnit[fsp] is the microseconds NOW(fsp) truncates to.
+var truncUnit = [...]int64{1000000, 100000, 10000, 1000, 100, 10, 1}
 
 // SessionInfo is what built-in functions may ask of the session.
 type SessionInfo interface {

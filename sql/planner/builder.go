@@ -21,6 +21,12 @@ type Context struct {
 	CurrentDB string
 	// OnlyFullGroupBy: sql_mode ONLY_FULL_GROUP_BY is on.
 	OnlyFullGroupBy bool
+	// NoUnsignedSubtraction: sql_mode NO_UNSIGNED_SUBTRACTION is on (an
+	// integer subtraction is signed whatever its operands).
+	NoUnsignedSubtraction bool
+	// NoBackslashEscapes: sql_mode NO_BACKSLASH_ESCAPES is on (LIKE has no
+	// default escape character).
+	NoBackslashEscapes bool
 	// ReadTS is the snapshot the statement reads, when it was fixed before
 	// the schema was (a transaction's start): indexes not complete at it
 	// are not used (see catalog.IndexInfo.CompleteTS). 0: the statement

@@ -132,7 +132,11 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 		if !ok {
 			return nil, errNotSupported("operator " + x.Op.String())
 		}
-		return expression.NewFunction(name, l, r)
+		f, err := expression.NewFunction(name, l, r)
+		if err == nil && name == "minus" && b.ctx.NoUnsignedSubtraction {
+			f = expression.SignedSubtraction(f)
+		}
+		return f, err
 	case *ast.UnaryOperationExpr:
 		v, err := b.expr(s, x.V)
 		if err != nil {
@@ -233,7 +237,13 @@ func (b *builder) expr(s *scope, n ast.ExprNode) (expression.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		esc := expression.NewConstant(types.NewString(string([]byte{x.Escape})))
+		// ESCAPE '' means no escape character, as does the default under
+		// NO_BACKSLASH_ESCAPES (MySQL's rule).
+		escText := string([]byte{x.Escape})
+		if x.EscapeExplicit && x.Escape == 0 || !x.EscapeExplicit && b.ctx.NoBackslashEscapes {
+			escText = ""
+		}
+		esc := expression.NewConstant(types.NewString(escText))
 		f, err := expression.NewFunction("like", v, p, esc)
 		if err != nil || !x.Not {
 			return f, err
