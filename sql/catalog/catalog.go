@@ -117,6 +117,10 @@ type ColumnInfo struct {
 	// NULL is checking the existing rows; writers refuse NULL for it (in
 	// every SQL mode) so no NULL can commit behind the check.
 	PreventNull bool `json:"prevent_null,omitempty"`
+	// Pending: a MODIFY/CHANGE COLUMN narrowing the column to this type
+	// (a shorter VARCHAR, a smaller integer) is checking the existing
+	// rows; writers refuse values it would not hold, in every SQL mode.
+	Pending *types.FieldType `json:"pending_type,omitempty"`
 }
 
 // Public reports whether readers see the column.

@@ -51,7 +51,7 @@ func (d *DDL) addPrimaryKey(ctx context.Context, tn *ast.TableName, parts []*ast
 	if len(nullable) > 0 {
 		err = d.Catalog.WaitAllNodes(ctx)
 		if err == nil {
-			err = d.checkNoNulls(ctx, tableID, nullable)
+			err = d.checkRows(ctx, tableID, nullable)
 		}
 		if err != nil {
 			d.unmarkColumns(ctx, tableID, nullable, false)

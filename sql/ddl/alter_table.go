@@ -87,11 +87,12 @@ func inPlaceSpec(spec *ast.AlterTableSpec) bool {
 }
 
 // alterInPlace applies in-place specs to a copy of the table in one DDL.
-// A column turned NOT NULL needs its rows checked first, with no NULL
-// committing meanwhile: the first DDL then only marks those columns
-// PreventNull (writers refuse NULL), and once every node runs that
-// version the rows are checked and a second DDL applies the specs (or
-// takes the marks back and fails).
+// A column turned NOT NULL or narrowed needs its rows checked first, with
+// no misfit committing meanwhile: the first DDL then only marks those
+// columns PreventNull / Pending (writers refuse NULL / what the new type
+// would not hold), and once every node runs that version the rows are
+// checked and a second DDL applies the specs (or takes the marks back
+// and fails).
 func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
 	var tightened []int64
 	var tableID int64
@@ -113,22 +114,25 @@ func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.
 		}
 		toDB, autoInc := ed.toDB, ed.autoInc
 		tightened = tightened[:0]
+		marked := t.Clone()
 		for _, c := range nt.Columns {
 			oc := t.ColumnByID(c.ID)
-			if c.Type.NotNull() && !oc.Type.NotNull() {
-				if checked && !oc.PreventNull {
-					// Someone else's DDL took the mark away meanwhile.
-					return catalog.ErrSchemaChanged
-				}
-				tightened = append(tightened, c.ID)
+			notNull := c.Type.NotNull() && !oc.Type.NotNull()
+			narrowed := c.Pending != nil
+			if !notNull && !narrowed {
+				c.PreventNull = false
+				continue
 			}
-			c.PreventNull = false
+			if checked && (notNull && !oc.PreventNull || narrowed && (oc.Pending == nil || oc.Pending.Tp != c.Pending.Tp || oc.Pending.Flen != c.Pending.Flen)) {
+				// Someone else's DDL took the mark away meanwhile.
+				return catalog.ErrSchemaChanged
+			}
+			tightened = append(tightened, c.ID)
+			mc := marked.ColumnByID(c.ID)
+			mc.PreventNull, mc.Pending = notNull, c.Pending
+			c.PreventNull, c.Pending = false, nil
 		}
 		if len(tightened) > 0 && !checked {
-			marked := t.Clone()
-			for _, id := range tightened {
-				marked.ColumnByID(id).PreventNull = true
-			}
 			return m.PutTable(db, marked)
 		}
 		if autoInc > 0 && autoInc > nt.AutoIncFloor {
@@ -149,7 +153,7 @@ func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.
 	ids := append([]int64(nil), tightened...)
 	nullsErr := d.Catalog.WaitAllNodes(ctx)
 	if nullsErr == nil {
-		nullsErr = d.checkNoNulls(ctx, tableID, ids)
+		nullsErr = d.checkRows(ctx, tableID, ids)
 	}
 	if nullsErr == nil {
 		nullsErr = d.Catalog.DDL(ctx, func(m *catalog.Mutator) error { return apply(m, true) })
@@ -176,7 +180,7 @@ func (d *DDL) unmarkColumns(ctx context.Context, tableID int64, ids []int64, not
 		nt := t.Clone()
 		for _, id := range ids {
 			if c := nt.ColumnByID(id); c != nil {
-				c.PreventNull = false
+				c.PreventNull, c.Pending = false, nil
 				if notNull && !inPrimaryKey(nt, c) {
 					c.Type.Flag &^= mysql.NotNullFlag | mysql.PriKeyFlag
 				}

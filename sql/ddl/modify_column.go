@@ -175,8 +175,14 @@ func modifyColumn(nt *catalog.TableInfo, at int, def *ast.ColumnDef, pos *ast.Co
 	if err := checkColumnDefault(nc); err != nil {
 		return err
 	}
-	if err := checkTypeChange(oc, nc); err != nil {
+	narrowed, err := checkTypeChange(oc, nc)
+	if err != nil {
 		return err
+	}
+	if narrowed {
+		// alterInPlace checks the rows before the type applies.
+		nt := nc.Type
+		nc.Pending = &nt
 	}
 	keepOriginDefault(oc, nc)
 	nt.Columns[at] = nc
@@ -219,11 +225,13 @@ func keepOriginDefault(oc, nc *catalog.ColumnInfo) {
 var intRank = map[byte]int{mysql.TypeTiny: 1, mysql.TypeShort: 2, mysql.TypeInt24: 3, mysql.TypeLong: 4, mysql.TypeLonglong: 5}
 
 // checkTypeChange refuses a type change that stored values or index
-// entries would not survive unchanged.
-func checkTypeChange(oc, nc *catalog.ColumnInfo) error {
+// entries would not survive unchanged. narrowed: the new type holds fewer
+// values (a shorter VARCHAR/CHAR, a smaller integer), so the rows must be
+// checked first; those that fit are stored and indexed alike.
+func checkTypeChange(oc, nc *catalog.ColumnInfo) (narrowed bool, err error) {
 	o, n := &oc.Type, &nc.Type
-	refuse := func() error {
-		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support changing column '%s' from %s to %s (the rows would need a rewrite)",
+	refuse := func() (bool, error) {
+		return false, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support changing column '%s' from %s to %s (the rows would need a rewrite)",
 			oc.Name, executor.ColumnTypeString(o), executor.ColumnTypeString(n))
 	}
 	if o.Charset != n.Charset || o.Collate != n.Collate {
@@ -231,27 +239,24 @@ func checkTypeChange(oc, nc *catalog.ColumnInfo) error {
 	}
 	if ro, ok := intRank[o.Tp]; ok {
 		rn, ok := intRank[n.Tp]
-		if !ok || rn < ro || o.IsUnsigned() != n.IsUnsigned() || o.Flag&mysql.ZerofillFlag != n.Flag&mysql.ZerofillFlag {
+		if !ok || o.IsUnsigned() != n.IsUnsigned() || o.Flag&mysql.ZerofillFlag != n.Flag&mysql.ZerofillFlag {
 			return refuse()
 		}
-		return nil
+		return rn < ro, nil
 	}
 	if o.Tp != n.Tp {
 		return refuse()
 	}
 	switch o.Tp {
 	case mysql.TypeVarchar:
-		if n.Flen < o.Flen {
-			return refuse()
-		}
-		return nil
+		return n.Flen < o.Flen, nil
 	case mysql.TypeString:
 		// CHAR values are stored without their padding; BINARY's is part
 		// of the value.
-		if n.Flen < o.Flen || o.Charset == "binary" && n.Flen != o.Flen {
+		if o.Charset == "binary" && n.Flen != o.Flen {
 			return refuse()
 		}
-		return nil
+		return n.Flen < o.Flen, nil
 	case mysql.TypeEnum, mysql.TypeSet:
 		if len(n.Elems) < len(o.Elems) {
 			return refuse()
@@ -262,12 +267,12 @@ func checkTypeChange(oc, nc *catalog.ColumnInfo) error {
 				return refuse()
 			}
 		}
-		return nil
+		return false, nil
 	}
 	if o.Flen != n.Flen || o.Decimal != n.Decimal || o.IsUnsigned() != n.IsUnsigned() || len(o.Elems) != len(n.Elems) {
 		return refuse()
 	}
-	return nil
+	return false, nil
 }
 
 // alterColumnDefault applies ALTER COLUMN c SET DEFAULT v (def carries
@@ -329,22 +334,25 @@ func renameIndex(nt *catalog.TableInfo, from, to string) error {
 	return nil
 }
 
-// checkNoNulls fails with 1138 (as MySQL's in-place ALTER in strict mode)
-// when a row of table tableID holds NULL in one of the columns ids. It
-// reads at a fresh snapshot taken after every node refuses new NULLs
-// there (PreventNull), so no NULL can commit behind it.
-func (d *DDL) checkNoNulls(ctx context.Context, tableID int64, ids []int64) error {
+// checkRows checks the rows of table tableID for columns ids, marked
+// PreventNull (a NULL: 1138, as MySQL's in-place ALTER in strict mode)
+// or Pending (a value the narrower type would not hold: 1265 for text,
+// 1264 for numbers, at the row's position as MySQL's copy counts it).
+// It reads at a fresh snapshot taken after every node refuses new misfits
+// there, so none can commit behind it. Outside strict mode MySQL would
+// convert the misfits; shoal does not rewrite rows yet (1235).
+func (d *DDL) checkRows(ctx context.Context, tableID int64, ids []int64) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	if t == nil {
 		return catalog.ErrSchemaChanged
 	}
-	var offsets []int
+	var cols []*catalog.ColumnInfo
 	for _, id := range ids {
 		c := t.ColumnByID(id)
-		if c == nil {
+		if c == nil || !c.PreventNull && c.Pending == nil {
 			return catalog.ErrSchemaChanged
 		}
-		offsets = append(offsets, c.Offset)
+		cols = append(cols, c)
 	}
 	store := d.Catalog.Storage()
 	ts, err := store.CurrentTS(ctx)
@@ -357,6 +365,7 @@ func (d *DDL) checkNoNulls(ctx context.Context, tableID int64, ids []int64) erro
 		return err
 	}
 	defer it.Close()
+	rowNum := 0
 	for ; it.Valid(); err = it.Next() {
 		if err != nil {
 			return err
@@ -364,6 +373,7 @@ func (d *DDL) checkNoNulls(ctx context.Context, tableID int64, ids []int64) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		rowNum++
 		_, h, err := tablecodec.DecodeRecordKey(it.Key())
 		if err != nil {
 			return err
@@ -372,13 +382,28 @@ func (d *DDL) checkNoNulls(ctx context.Context, tableID int64, ids []int64) erro
 		if err != nil {
 			return err
 		}
-		for _, off := range offsets {
-			if row[off].IsNull() {
-				if !d.SQLMode.IsStrict() {
-					return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support making column '%s' NOT NULL outside strict mode while rows hold NULL in it", t.Columns[off].Name)
+		for _, c := range cols {
+			v := row[c.Offset]
+			var misfit error
+			switch {
+			case v.IsNull():
+				if c.PreventNull {
+					misfit = errno.NewStd(mysql.ErrInvalidUseOfNull)
 				}
-				return errno.NewStd(mysql.ErrInvalidUseOfNull)
+			case c.Pending != nil && executor.FitsPending(v, c, rowNum) != nil:
+				if c.Type.IsInteger() {
+					misfit = errno.New(mysql.ErrWarnDataOutOfRange, "Out of range value for column '%s' at row %d", c.Name, rowNum)
+				} else {
+					misfit = errno.New(mysql.WarnDataTruncated, "Data truncated for column '%s' at row %d", c.Name, rowNum)
+				}
 			}
+			if misfit == nil {
+				continue
+			}
+			if !d.SQLMode.IsStrict() {
+				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support converting the values of column '%s' that its new definition would not hold (outside strict mode)", c.Name)
+			}
+			return misfit
 		}
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/sqlmode"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
@@ -57,8 +58,29 @@ func castFail(ctx *Context, strict bool, err *errno.SQLError) error {
 
 // CastToColumn converts d to the storage kind and range of column c, with
 // MySQL's errors (strict mode) or warnings and clipping (otherwise). row is
-// the 1-based row number for messages.
+// the 1-based row number for messages. While an ALTER narrowing c checks
+// the rows (c.Pending), a value the narrower type would not hold as it is
+// is refused, whatever the SQL mode.
 func CastToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
+	v, err := castToColumn(ctx, d, c, row)
+	if err != nil || c.Pending == nil || v.IsNull() {
+		return v, err
+	}
+	return v, FitsPending(v, c, row)
+}
+
+// FitsPending fails when v, a value of column c, would not be stored
+// unchanged under c.Pending (with the error an INSERT in strict mode would
+// give).
+func FitsPending(v types.Datum, c *catalog.ColumnInfo, row int) error {
+	pc := *c
+	pc.Type, pc.Pending = *c.Pending, nil
+	pctx := &Context{Eval: &expression.Context{}, StrictMode: true}
+	_, err := castToColumn(pctx, v, &pc, row)
+	return err
+}
+
+func castToColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int) (types.Datum, error) {
 	if d.IsNull() {
 		return d, nil
 	}
