@@ -161,21 +161,33 @@ func TestInPlaceAlterAcrossNodes(t *testing.T) {
 	mustExec(t, sb, "ADMIN CHECK TABLE np")
 }
 
-// MODIFY ... NOT NULL while both nodes insert NULLs and fix them up:
-// each ALTER either fails with 1138 or, once it succeeds, no row holds
-// NULL and neither node stores one any more. The workers stop fixing
-// rows up once an ALTER succeeded, so a NULL committed behind the
-// ALTER's check (what PreventNull prevents) stays to be counted.
-func TestNotNullAlterRacesNullInserts(t *testing.T) {
+// A tightening ALTER (MODIFY ... NOT NULL, a shorter VARCHAR) while both
+// nodes insert misfits and fix them up: each ALTER either fails with
+// the misfit's error or, once it succeeds, no row holds a misfit and
+// neither node stores one any more. The workers stop fixing rows up once
+// an ALTER succeeded, so a misfit committed behind the ALTER's check
+// (what PreventNull / Pending prevent) stays to be counted.
+type tighteningRace struct {
+	create      string
+	insertBad   string // fmt with the row id
+	fix         string // fmt with the row id (twice)
+	alter       string
+	relax       string
+	countBad    string
+	checkErr    uint16 // the ALTER's error for a misfit
+	refusedCode uint16 // a writer's error for a misfit once the ALTER runs
+}
+
+func (r tighteningRace) run(t *testing.T) {
 	st, _ := openProbe(t)
 	cfg := Config{SchemaSyncInterval: 50 * time.Millisecond}
 	na, nb := newNode(t, st, cfg), newNode(t, st, cfg)
 	sa := newSess(t, na)
-	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, sa, r.create)
 
 	var stop, altered atomic.Bool
 	var wg sync.WaitGroup
-	var nullsRefused atomic.Int64
+	var refused atomic.Int64
 	for w := range 4 {
 		s := newSess(t, []*Backend{na, nb}[w%2])
 		wg.Add(1)
@@ -183,21 +195,21 @@ func TestNotNullAlterRacesNullInserts(t *testing.T) {
 			defer wg.Done()
 			for i := 0; !stop.Load(); i++ {
 				id := w*1000000 + i
-				_, err := s.Execute(context.Background(), fmt.Sprintf("INSERT INTO t VALUES (%d, NULL)", id))
+				_, err := s.Execute(context.Background(), fmt.Sprintf(r.insertBad, id))
 				switch code := errCode(err); {
 				case err == nil:
 					for !altered.Load() {
-						_, err := s.Execute(context.Background(), fmt.Sprintf("UPDATE t SET a = %d WHERE id = %d", id, id))
+						_, err := s.Execute(context.Background(), fmt.Sprintf(r.fix, id, id))
 						if err == nil {
 							break
 						}
 						if errCode(err) != 8028 {
-							t.Errorf("update: %v", err)
+							t.Errorf("fix: %v", err)
 							return
 						}
 					}
-				case code == mysql.ErrBadNull:
-					nullsRefused.Add(1)
+				case code == r.refusedCode:
+					refused.Add(1)
 					time.Sleep(time.Millisecond)
 				case code == 8028:
 				default:
@@ -214,32 +226,54 @@ func TestNotNullAlterRacesNullInserts(t *testing.T) {
 	succeeded := 0
 	deadline := time.Now().Add(3 * time.Second)
 	for succeeded < 5 && time.Now().Before(deadline) {
-		_, err := sa.Execute(context.Background(), "ALTER TABLE t MODIFY a INT NOT NULL")
-		if errCode(err) == mysql.ErrInvalidUseOfNull {
+		_, err := sa.Execute(context.Background(), r.alter)
+		if errCode(err) == r.checkErr {
 			continue
 		}
 		if err != nil {
-			t.Fatalf("ALTER ... NOT NULL: %v", err)
+			t.Fatalf("%s: %v", r.alter, err)
 		}
 		altered.Store(true)
 		succeeded++
 		time.Sleep(30 * time.Millisecond) // statements under way finish
-		if got := queryRows(t, sa, "SELECT COUNT(*) FROM t WHERE a IS NULL"); got != "0\n" {
-			t.Fatalf("round %d: NULL rows after the ALTER: %s", succeeded, got)
+		if got := queryRows(t, sa, r.countBad); got != "0\n" {
+			t.Fatalf("round %d: misfits after the ALTER: %s", succeeded, got)
 		}
-		eventually(t, "node B loads the NOT NULL column", func() error {
-			if c := nb.catalog.InfoSchema().Table("test", "t").FindColumn("a"); c.PreventNull || !c.Type.NotNull() {
-				return fmt.Errorf("column a on node B: %+v", c)
+		eventually(t, "node B loads the tightened column", func() error {
+			for _, c := range nb.catalog.InfoSchema().Table("test", "t").Columns {
+				if c.PreventNull || c.Pending != nil {
+					return fmt.Errorf("column %s on node B still marked", c.Name)
+				}
 			}
 			return nil
 		})
-		mustExec(t, sa, "ALTER TABLE t MODIFY a INT")
+		mustExec(t, sa, r.relax)
 		altered.Store(false)
 	}
 	if succeeded == 0 {
-		t.Fatalf("no ALTER ... NOT NULL succeeded")
+		t.Fatalf("no %s succeeded", r.alter)
 	}
-	if nullsRefused.Load() == 0 {
-		t.Fatalf("no NULL insert was refused: the workers never met the NOT NULL column")
+	if refused.Load() == 0 {
+		t.Fatalf("no misfit was refused: the workers never met the tightened column")
 	}
+}
+
+func TestNotNullAlterRacesNullInserts(t *testing.T) {
+	tighteningRace{
+		create:    "CREATE TABLE t (id INT PRIMARY KEY, a INT)",
+		insertBad: "INSERT INTO t VALUES (%d, NULL)", fix: "UPDATE t SET a = %d WHERE id = %d",
+		alter: "ALTER TABLE t MODIFY a INT NOT NULL", relax: "ALTER TABLE t MODIFY a INT",
+		countBad: "SELECT COUNT(*) FROM t WHERE a IS NULL",
+		checkErr: mysql.ErrInvalidUseOfNull, refusedCode: mysql.ErrBadNull,
+	}.run(t)
+}
+
+func TestNarrowingAlterRacesLongInserts(t *testing.T) {
+	tighteningRace{
+		create:    "CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(20), KEY is1 (s))",
+		insertBad: "INSERT INTO t VALUES (%d, 'too long for three')", fix: "UPDATE t SET s = LEFT(%d, 3) WHERE id = %d",
+		alter: "ALTER TABLE t MODIFY s VARCHAR(3)", relax: "ALTER TABLE t MODIFY s VARCHAR(20)",
+		countBad: "SELECT COUNT(*) FROM t WHERE CHAR_LENGTH(s) > 3",
+		checkErr: mysql.WarnDataTruncated, refusedCode: mysql.ErrDataTooLong,
+	}.run(t)
 }
