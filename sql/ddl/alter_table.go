@@ -77,7 +77,7 @@ func inPlaceSpec(spec *ast.AlterTableSpec) bool {
 		return true
 	case ast.AlterTableOption:
 		for _, o := range spec.Options {
-			if o.Tp != ast.TableOptionComment && o.Tp != ast.TableOptionAutoIncrement {
+			if o.Tp != ast.TableOptionComment && o.Tp != ast.TableOptionAutoIncrement && o.Tp != ast.TableOptionEngine {
 				return false
 			}
 		}
@@ -94,6 +94,17 @@ func inPlaceSpec(spec *ast.AlterTableSpec) bool {
 // checked and a second DDL applies the specs (or takes the marks back
 // and fails).
 func (d *DDL) alterInPlace(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
+	// ENGINE: every table is stored alike, so InnoDB changes nothing (as
+	// MySQL's rebuild shows nothing) and another engine is refused or
+	// substituted as CREATE TABLE does; checked once, outside the DDL
+	// (which may run again).
+	for _, spec := range specs {
+		if spec.Tp == ast.AlterTableOption {
+			if err := d.checkStorageOptions(tn.Name.O, spec.Options); err != nil {
+				return err
+			}
+		}
+	}
 	var tightened []int64
 	var tableID int64
 	apply := func(m *catalog.Mutator, checked bool) error {
