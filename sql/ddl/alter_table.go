@@ -16,6 +16,9 @@ import (
 // with others it is refused for now, since its job could not be undone
 // with them.
 func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
+	if len(x.Specs) == 0 {
+		return nil // ALTER TABLE t: nothing to change
+	}
 	inPlace := 0
 	for _, spec := range x.Specs {
 		if inPlaceSpec(spec) {
