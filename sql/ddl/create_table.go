@@ -145,6 +145,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 		t.Indices = append(t.Indices, idx)
 	}
+	applyTableCollation(t, x)
 	autoCols := 0
 	for _, c := range t.Columns {
 		if c.AutoIncrement {
@@ -164,9 +165,12 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
 	}
 	if x.TemporaryKeyword == ast.TemporaryLocal {
+		if autoIDStart(x) > 1 {
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support 'AUTO_INCREMENT=N on TEMPORARY tables'")
+		}
 		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
 	}
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	err = d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		db := m.Schema().DB(dbName)
 		if db == nil {
 			return errno.NewStd(mysql.ErrBadDB, dbName)
@@ -184,4 +188,8 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		t.ID = id
 		return m.PutTable(db, t)
 	})
+	if err != nil {
+		return err
+	}
+	return d.startAutoID(ctx, t, x)
 }
