@@ -43,6 +43,10 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 	if len(stmts) != 1 {
 		return nil, errno.New(mysql.ErrUnknown, "Prepared statement contains multiple statements")
 	}
+	// Executions with the cached plan skip the ledger: judge it here.
+	if err := s.checkLedger(stmts[0]); err != nil {
+		return nil, err
+	}
 	if err := s.reservePrepared(); err != nil {
 		return nil, err
 	}
