@@ -46,6 +46,10 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 					if !isNull {
 						c.Default = &txt
 					}
+				case ast.ColumnOptionComment:
+					if s, _, err := literalText(o.Expr); err == nil {
+						c.Comment = s
+					}
 				case ast.ColumnOptionOnUpdate:
 					if err := setOnUpdate(c, o.Expr); err != nil {
 						return nil, err

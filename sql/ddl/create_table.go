@@ -148,6 +148,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 		t.Indices = append(t.Indices, idx)
 	}
+	applyTableCollation(t, x)
 	autoCols := 0
 	for _, c := range t.Columns {
 		if c.AutoIncrement {
@@ -167,6 +168,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
 	}
 	if x.TemporaryKeyword == ast.TemporaryLocal {
+		if autoIDStart(x) > 1 {
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support 'AUTO_INCREMENT=N on TEMPORARY tables'")
+		}
 		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
 	}
 	exists := false
@@ -175,7 +179,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrTableExists, t.Name))
 		}
 	}()
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	err = d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		exists = false
 		db := m.Schema().DB(dbName)
 		if db == nil {
@@ -195,4 +199,8 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		t.ID = id
 		return m.PutTable(db, t)
 	})
+	if err != nil || exists {
+		return err
+	}
+	return d.startAutoID(ctx, t, x)
 }
