@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -80,13 +81,25 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
 			l += " COLLATE " + ft.Collate
 		}
+		if c.IsGenerated() {
+			l += " GENERATED ALWAYS AS (" + c.GeneratedExpr + ")"
+			if c.GeneratedStored {
+				l += " STORED"
+			} else {
+				l += " VIRTUAL"
+			}
+		}
 		if ft.NotNull() {
 			l += " NOT NULL"
 		}
 		if c.AutoIncrement {
 			l += " AUTO_INCREMENT"
 		}
-		if c.Default != nil {
+		if c.IsGenerated() {
+			// A generated column has no default.
+		} else if c.DefaultIsExpr && c.Default != nil {
+			l += " DEFAULT (" + *c.Default + ")"
+		} else if c.Default != nil {
 			if *c.Default == "CURRENT_TIMESTAMP" {
 				l += " DEFAULT CURRENT_TIMESTAMP"
 			} else {
@@ -123,10 +136,29 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 			lines = append(lines, fmt.Sprintf("  KEY %s (%s)", q(idx.Name), strings.Join(cols, ",")))
 		}
 	}
+	lines = append(lines, showChecks(t, quote)...)
 	b.WriteString(strings.Join(lines, ",\n"))
 	b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	if t.Comment != "" {
 		b.WriteString(" COMMENT=" + executor.QuoteString(t.Comment))
 	}
 	return b.String()
+}
+
+// showChecks prints the CHECK constraints as MySQL 8 does: after the
+// keys, ordered by name, NOT ENFORCED in a versioned comment.
+func showChecks(t *catalog.TableInfo, quote bool) []string {
+	checks := slices.Clone(t.Checks)
+	slices.SortFunc(checks, func(a, b *catalog.CheckInfo) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	var lines []string
+	for _, ck := range checks {
+		l := "  CONSTRAINT " + executor.QuoteIdent(ck.Name, quote) + " CHECK (" + ck.Expr + ")"
+		if ck.NotEnforced {
+			l += " /*!80016 NOT ENFORCED */"
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }

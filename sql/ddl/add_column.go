@@ -34,6 +34,14 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
 			for _, o := range cd.Options {
 				switch o.Tp {
+				case ast.ColumnOptionGenerated, ast.ColumnOptionCheck:
+					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a generated column or a column with a CHECK constraint to an existing table")
+				case ast.ColumnOptionDefaultValue:
+					if isExprDefault(o.Expr) {
+						return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a column with an expression default to an existing table")
+					}
+				}
+				switch o.Tp {
 				case ast.ColumnOptionNotNull:
 					c.Type.Flag |= mysql.NotNullFlag
 				case ast.ColumnOptionDefaultValue:

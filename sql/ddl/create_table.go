@@ -32,13 +32,20 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		parts  []*ast.IndexPartSpecification
 	}
 	var indexes []idxDef
+	var pending []pendingExpr
 	for _, cd := range x.Cols {
 		if t.FindColumn(cd.Name.Name.O) != nil {
 			return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
 		}
 		t.MaxColumnID++
-		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd)}
+		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), Offset: len(t.Columns)}
+		if err := checkGeneratedOptions(c, cd); err != nil {
+			return err
+		}
 		for _, o := range cd.Options {
+			if columnExprOption(c, o, &pending) {
+				continue
+			}
 			switch o.Tp {
 			case ast.ColumnOptionNotNull:
 				c.Type.Flag |= mysql.NotNullFlag
@@ -72,7 +79,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 		if c.Default != nil && c.Type.NotNull() && c.HasDefault {
 			// DEFAULT NULL on a NOT NULL column is an error in MySQL.
-		} else if c.HasDefault && c.Default == nil && c.Type.NotNull() {
+		} else if c.HasDefault && c.Default == nil && !c.DefaultIsExpr && c.Type.NotNull() {
 			return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 		}
 		if err := checkColumnDefault(c); err != nil {
@@ -94,7 +101,15 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			indexes = append(indexes, idxDef{name: cons.Name, parts: cons.Keys})
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			indexes = append(indexes, idxDef{name: cons.Name, unique: true, parts: cons.Keys})
+		case ast.ConstraintCheck:
+			pending = append(pending, pendingExpr{kind: kindCheck, node: cons.Expr, name: cons.Name, notEnforced: !cons.Enforced})
 		}
+	}
+	// Generated expressions and expression defaults are judged with every
+	// column in place; the CHECKs again in the DDL (their names against
+	// the schema's).
+	if err := applyExprs(t, columnsOnly(pending), nil); err != nil {
+		return err
 	}
 	if pk != nil {
 		idx, err := buildIndex(t, "PRIMARY", true, pk)
@@ -104,6 +119,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		idx.Primary = true
 		for _, ic := range idx.Columns {
 			c := t.Columns[ic.Offset]
+			if c.IsGenerated() && !c.GeneratedStored {
+				return errno.NewStd(mysql.ErrUnsupportedOnGeneratedColumn, "Defining a virtual generated column as primary key")
+			}
 			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
 		}
 		t.Indices = append(t.Indices, idx)
@@ -167,11 +185,16 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			}
 			return errno.NewStd(mysql.ErrTableExists, t.Name)
 		}
+		nt := t.Clone()
+		nt.Checks = nil
+		if err := applyExprs(nt, checksOnly(pending), schemaCheckNames(m.Schema(), db.Name, nil)); err != nil {
+			return err
+		}
 		id, err := m.GenID()
 		if err != nil {
 			return err
 		}
-		t.ID = id
-		return m.PutTable(db, t)
+		nt.ID = id
+		return m.PutTable(db, nt)
 	})
 }
