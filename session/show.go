@@ -144,10 +144,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 					}
 				}
 			}
-			extra := ""
-			if c.AutoIncrement {
-				extra = "auto_increment"
-			}
+			extra := executor.ColumnExtra(c)
 			r := types.Row{s2d(c.Name), s2d(showColumnType(&c.Type)), s2d(null), s2d(key), def, s2d(extra)}
 			if x.Full {
 				coll := types.Datum{}

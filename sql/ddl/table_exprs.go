@@ -127,6 +127,8 @@ type pendingExpr struct {
 func columnExprOption(c *catalog.ColumnInfo, o *ast.ColumnOption, pending *[]pendingExpr) (ok bool) {
 	switch o.Tp {
 	case ast.ColumnOptionGenerated:
+		// Set now, so the other columns' expressions see it is generated.
+		c.GeneratedExpr = exprText(o.Expr)
 		c.GeneratedStored = o.Stored
 		*pending = append(*pending, pendingExpr{kind: kindGenerated, node: o.Expr, col: c})
 		return true

@@ -26,9 +26,17 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 	return ""
 }
 
-func columnExtra(c *catalog.ColumnInfo) string {
-	if c.AutoIncrement {
+// ColumnExtra is the EXTRA of information_schema.COLUMNS and SHOW COLUMNS.
+func ColumnExtra(c *catalog.ColumnInfo) string {
+	switch {
+	case c.AutoIncrement:
 		return "auto_increment"
+	case c.IsGenerated() && c.GeneratedStored:
+		return "STORED GENERATED"
+	case c.IsGenerated():
+		return "VIRTUAL GENERATED"
+	case c.DefaultIsExpr:
+		return "DEFAULT_GENERATED"
 	}
 	return ""
 }

@@ -91,3 +91,26 @@ func finishRow(ctx *Context, te *planner.TableExprs, t *catalog.TableInfo, row t
 	}
 	return checkRow(ctx, te, row)
 }
+
+// tableConstraintRows are t's rows of information_schema.TABLE_CONSTRAINTS:
+// its primary key, unique keys and CHECK constraints.
+func tableConstraintRows(db string, t *catalog.TableInfo) []types.Row {
+	str := func(s string) types.Datum { return types.NewString(s) }
+	var rows []types.Row
+	for _, idx := range t.PublicIndices() {
+		switch {
+		case idx.Primary:
+			rows = append(rows, types.Row{str("def"), str(db), str("PRIMARY"), str(db), str(t.Name), str("PRIMARY KEY"), str("YES")})
+		case idx.Unique:
+			rows = append(rows, types.Row{str("def"), str(db), str(idx.Name), str(db), str(t.Name), str("UNIQUE"), str("YES")})
+		}
+	}
+	for _, ck := range t.Checks {
+		enforced := "YES"
+		if ck.NotEnforced {
+			enforced = "NO"
+		}
+		rows = append(rows, types.Row{str("def"), str(db), str(ck.Name), str(db), str(t.Name), str("CHECK"), str(enforced)})
+	}
+	return rows
+}
