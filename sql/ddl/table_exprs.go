@@ -397,8 +397,8 @@ func namesColumn(cols []string, name string) bool {
 }
 
 // dropColumnExprs settles what t's expressions say about dropping column
-// c, as MySQL: a generated column or expression default reading it
-// refuses the drop (3108); a CHECK reading only it goes with it, one
+// c, as MySQL: a generated column (3108) or expression default (3837)
+// reading it refuses the drop; a CHECK reading only it goes with it, one
 // reading other columns too refuses the drop (3959).
 func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 	for _, other := range t.Columns {
@@ -416,9 +416,13 @@ func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 		if err != nil {
 			return err
 		}
-		if namesColumn(cols, c.Name) {
+		if !namesColumn(cols, c.Name) {
+			continue
+		}
+		if other.IsGenerated() {
 			return errno.NewStd(mysql.ErrDependentByGeneratedColumn, c.Name)
 		}
+		return errno.New(errDependentByDefaultGeneratedValue, "Column '%s' of table '%s' has a default value expression dependency and cannot be dropped or renamed.", c.Name, t.Name)
 	}
 	kept := t.Checks[:0]
 	for _, ck := range t.Checks {
@@ -443,3 +447,7 @@ func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 // errCheckConstraintClauseUsingColumn is MySQL's
 // ER_DEPENDENT_BY_CHECK_CONSTRAINT.
 const errCheckConstraintClauseUsingColumn = 3959
+
+// errDependentByDefaultGeneratedValue is MySQL's
+// ER_DEPENDENT_BY_DEFAULT_GENERATED_VALUE.
+const errDependentByDefaultGeneratedValue = 3837
