@@ -3,6 +3,7 @@ package ddl
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -19,9 +20,14 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
 	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	// autoIncStart is the AUTO_INCREMENT=N option: the first id handed out.
+	var autoIncStart uint64
 	for _, opt := range x.Options {
-		if opt.Tp == ast.TableOptionComment {
+		switch opt.Tp {
+		case ast.TableOptionComment:
 			t.Comment = opt.StrValue
+		case ast.TableOptionAutoIncrement:
+			autoIncStart = opt.UintValue
 		}
 	}
 	var pk []*ast.IndexPartSpecification
@@ -195,6 +201,11 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			return err
 		}
 		nt.ID = id
+		if autoIncStart > 1 {
+			if err := m.SetAutoIDMark(id, int64(min(autoIncStart, math.MaxInt64)-1)); err != nil {
+				return err
+			}
+		}
 		return m.PutTable(db, nt)
 	})
 }

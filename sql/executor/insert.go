@@ -210,6 +210,12 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 	if err != nil {
 		return err
 	}
+	if v := seriesValue(id, ctx.AutoIncIncrement, ctx.AutoIncOffset); v != id {
+		if err := ctx.Catalog.RebaseAutoID(ctx.Ctx, t.ID, v); err != nil {
+			return err
+		}
+		id = v
+	}
 	d, err := CastToColumn(ctx, types.NewInt(id), c, 0)
 	if err != nil {
 		return err
@@ -303,4 +309,21 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 		}
 		return dup.err
 	}
+}
+
+// seriesValue is the first value at or above id of the series offset,
+// offset+increment, ... that auto_increment_increment and
+// auto_increment_offset ask generated ids to follow; an offset above the
+// increment is ignored, as in MySQL.
+func seriesValue(id, increment, offset int64) int64 {
+	if increment <= 1 {
+		return id
+	}
+	if offset < 1 || offset > increment {
+		offset = 1
+	}
+	if id <= offset {
+		return offset
+	}
+	return offset + (id-offset+increment-1)/increment*increment
 }
