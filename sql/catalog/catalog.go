@@ -106,6 +106,10 @@ type ColumnInfo struct {
 	// indexes find it there; GeneratedStored only says which was declared.
 	GeneratedExpr   string `json:"generated_expr,omitempty"`
 	GeneratedStored bool   `json:"generated_stored,omitempty"`
+	// GeneratedOnRead: readers compute the column from the rest of the
+	// row instead of reading it, for a generated column added to a table
+	// whose rows lack it (ALTER TABLE ADD COLUMN).
+	GeneratedOnRead bool `json:"generated_on_read,omitempty"`
 }
 
 // IsGenerated reports whether the column is a generated column.

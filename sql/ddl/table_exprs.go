@@ -1,6 +1,7 @@
 package ddl
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,8 +10,12 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/executor"
+	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
+	"github.com/shoaldb/shoal/tablecodec"
 )
 
 // The expressions a table keeps (generated columns, CHECK constraints,
@@ -451,3 +456,57 @@ const errCheckConstraintClauseUsingColumn = 3959
 // errDependentByDefaultGeneratedValue is MySQL's
 // ER_DEPENDENT_BY_DEFAULT_GENERATED_VALUE.
 const errDependentByDefaultGeneratedValue = 3837
+
+// checkGeneratedRows computes the STORED generated columns being added to
+// t (as nt has them) for every row of t read in txn, so that a value a
+// column cannot hold (NULL in a NOT NULL one, out of range) fails the
+// ALTER, as MySQL's rebuild of the table does.
+func checkGeneratedRows(ctx context.Context, txn kv.Txn, t, nt *catalog.TableInfo, pending []pendingExpr) error {
+	type gen struct {
+		c *catalog.ColumnInfo
+		e expression.Expr
+	}
+	var gens []gen
+	for _, p := range pending {
+		c := nt.ColumnByID(p.col.ID)
+		if !c.GeneratedStored {
+			// MySQL adds a VIRTUAL column without validation unless
+			// asked (WITH VALIDATION): its rows are not rewritten.
+			continue
+		}
+		// Compiled over t: the expression reads only columns t has, at
+		// the same offsets (new columns go last).
+		e, err := planner.CompileRowExprText(t, c.GeneratedExpr)
+		if err != nil {
+			return err
+		}
+		gens = append(gens, gen{c, e})
+	}
+	prefix := kv.Key(tablecodec.RecordPrefix(t.ID))
+	it, err := txn.Iter(ctx, prefix, prefix.PrefixNext())
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	rowNum := 0
+	for ; it.Valid(); err = it.Next() {
+		if err != nil {
+			return err
+		}
+		rowNum++
+		_, h, err := tablecodec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		row, err := executor.DecodeRecord(t, h.Clone(), it.Value())
+		if err != nil {
+			return err
+		}
+		for _, g := range gens {
+			if _, err := executor.GeneratedValue(g.e, g.c, row, rowNum); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}

@@ -26,6 +26,7 @@ type TableExprs struct {
 // ColumnExpr is the expression computing one column.
 type ColumnExpr struct {
 	Offset int
+	Col    *catalog.ColumnInfo
 	Expr   expression.Expr
 }
 
@@ -51,7 +52,7 @@ func tableExprs(t *catalog.TableInfo) (*TableExprs, error) {
 			if err != nil {
 				return nil, err
 			}
-			get().Generated = append(get().Generated, ColumnExpr{Offset: c.Offset, Expr: e})
+			get().Generated = append(get().Generated, ColumnExpr{Offset: c.Offset, Col: c, Expr: e})
 		case c.DefaultIsExpr && c.Default != nil:
 			e, err := CompileRowExprText(t, *c.Default)
 			if err != nil {
