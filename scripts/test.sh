@@ -81,7 +81,7 @@ unit_rc=$?
 # Again with the invariant checks compiled in (store/internal/invariants),
 # for the packages that have them.
 log "unit tests with -tags invariants"
-go test -count=1 -timeout 10m -tags invariants ./store/mvcc/ || unit_rc=1
+go test -count=1 -timeout 10m -tags invariants ./store/mvcc/ ./store/raftstore/ || unit_rc=1
 
 # The protocol decoders' fuzz targets, each for a bounded number of inputs:
 # they must not crash (a crasher is saved under server/testdata/fuzz and

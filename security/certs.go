@@ -34,6 +34,21 @@ type Paths struct {
 // IsZero reports that no file is named.
 func (p Paths) IsZero() bool { return p.CA == "" && p.Cert == "" && p.Key == "" }
 
+// Abs returns p with every named file made absolute (as SQL shows them in
+// ssl_ca, ssl_cert, ssl_key); a path that cannot be made absolute stays.
+func (p Paths) Abs() Paths {
+	abs := func(f string) string {
+		if f == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(f); err == nil {
+			return a
+		}
+		return f
+	}
+	return Paths{CA: abs(p.CA), Cert: abs(p.Cert), Key: abs(p.Key)}
+}
+
 // File names of generated certificates, as MySQL 8 names its
 // auto-generated ones.
 const (

@@ -42,6 +42,26 @@ func MySQLServerTLS(p Paths) (*tls.Config, error) {
 	return cfg, nil
 }
 
+// MySQLServerIdentity returns the MySQL listener's TLS configuration and
+// the files it came from: p when it names a certificate; else, when
+// autoDir is not empty, a CA and server certificate in autoDir, generated
+// there if absent (as MySQL 8's auto_generate_certs); else nil (no TLS).
+// generated reports new files.
+func MySQLServerIdentity(p Paths, autoDir string) (cfg *tls.Config, used Paths, generated bool, err error) {
+	if p.Cert == "" && autoDir != "" {
+		if p, generated, err = AutoCerts(autoDir); err != nil {
+			return nil, Paths{}, false, fmt.Errorf("cannot generate TLS certificates in %s: %w", autoDir, err)
+		}
+	}
+	if p.Cert == "" {
+		return nil, Paths{}, false, nil
+	}
+	if cfg, err = MySQLServerTLS(p); err != nil {
+		return nil, Paths{}, false, err
+	}
+	return cfg, p.Abs(), generated, nil
+}
+
 // ClusterTLS returns the mutual-TLS configurations of a cluster process's
 // gRPC links: server requires and verifies a client certificate signed by
 // the CA; client presents this node's certificate and verifies the peer's

@@ -23,7 +23,7 @@ func (s *Session) runAdmin(ctx context.Context, x *ast.AdminStmt) (ResultSet, er
 	if x.Tp != ast.AdminCheckTable {
 		return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ADMIN statement")
 	}
-	is := s.b.catalog.InfoSchema()
+	is := s.schema()
 	txn, err := s.b.store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
 		return nil, toSQLError(err)

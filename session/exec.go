@@ -102,13 +102,17 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	case *ast.SetRoleStmt:
 		return nil, s.setRole(x)
 	case ast.DDLNode:
-		if err := s.commitTxn(ctx); err != nil {
-			return nil, err
+		if !keepsTransaction(x) {
+			if err := s.commitTxn(ctx); err != nil {
+				return nil, err
+			}
 		}
-		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), CheckView: func(sel ast.StmtNode) ([]string, error) {
+		d := &ddl.DDL{Catalog: s.b.catalog, CurrentDB: s.db, Clustering: s.clustering(), TimeZone: s.timeZone(), Temp: s.temp, CheckView: func(sel ast.StmtNode) ([]string, error) {
 			return planner.ViewColumns(s.planContext(), sel)
 		}}
-		return nil, d.Exec(ctx, x)
+		err := d.Exec(ctx, x)
+		s.destroyDroppedTemp()
+		return nil, err
 	case *ast.BeginStmt:
 		if err := s.commitTxn(ctx); err != nil {
 			return nil, err
@@ -165,6 +169,19 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this statement")
 }
 
+// keepsTransaction reports the DDLs that do not commit the open
+// transaction first: CREATE TEMPORARY TABLE and DROP TEMPORARY TABLE, as
+// in MySQL (other DDL on a temporary table does commit).
+func keepsTransaction(node ast.DDLNode) bool {
+	switch x := node.(type) {
+	case *ast.CreateTableStmt:
+		return x.TemporaryKeyword == ast.TemporaryLocal
+	case *ast.DropTableStmt:
+		return x.TemporaryKeyword == ast.TemporaryLocal
+	}
+	return false
+}
+
 // evalScalar evaluates the expression of a SET or DO. One with a subquery
 // reads in the open transaction, or else in a snapshot of its own, as an
 // autocommit SELECT would.
@@ -195,7 +212,7 @@ func (s *Session) evalScalar(ctx context.Context, e ast.ExprNode) (types.Datum, 
 
 func (s *Session) planContext() *planner.Context {
 	mode, _ := s.getSysVar("sql_mode", false)
-	is := s.b.catalog.InfoSchema()
+	is := s.schema()
 	return &planner.Context{Schema: is, CurrentDB: s.db,
 		OnlyFullGroupBy: strings.Contains(mode, "ONLY_FULL_GROUP_BY"), ReadTS: s.snapshotTS(is)}
 }
@@ -340,7 +357,9 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 	if err := s.ensureImplicitTxn(ctx); err != nil {
 		return err
 	}
-	if (s.txn != nil && s.readOnlyTxn) || s.readOnlySession() {
+	// As MySQL, a read-only transaction may still change temporary
+	// tables.
+	if t := writtenTable(plan); (t == nil || !t.Temporary) && ((s.txn != nil && s.readOnlyTxn) || s.readOnlySession()) {
 		return errno.NewStd(mysql.ErrCantExecuteInReadOnlyTransaction)
 	}
 	run := func(ec *executor.Context) error { return executor.ExecDML(ec, plan.Root) }
@@ -385,7 +404,7 @@ func (s *Session) runDML(ctx context.Context, plan *planner.Statement) error {
 		err = run(ec)
 		if err == nil {
 			tables := map[int64]*catalog.TableInfo{}
-			if t := writtenTable(plan); t != nil {
+			if t := writtenTable(plan); t != nil && !t.Temporary {
 				tables[t.ID] = t
 			}
 			err = s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) })
@@ -447,6 +466,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		if sysVars[name].readOnly {
 			return errno.NewStd(mysql.ErrIncorrectGlobalLocalVar, name, "read only")
 		}
+		if err := checkVarType(name, val); err != nil {
+			return err
+		}
 		str := val.String()
 		if val.IsNull() {
 			str = ""
@@ -496,7 +518,7 @@ func (s *Session) runAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Resu
 		if db == "" {
 			db = s.db
 		}
-		if s.b.catalog.InfoSchema().Table(db, tn.Name.O) == nil {
+		if s.schema().Table(db, tn.Name.O) == nil {
 			return nil, errno.NewStd(mysql.ErrNoSuchTable, db, tn.Name.O)
 		}
 		rows = append(rows, types.Row{types.NewString(db + "." + tn.Name.O), types.NewString("analyze"), types.NewString("status"), types.NewString("OK")})

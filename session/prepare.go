@@ -20,6 +20,7 @@ type preparedStmt struct {
 	numParams int
 	plan      *planner.Statement
 	version   int64
+	tempGen   uint64 // the session's temporary tables when planned
 	db        string
 	fields    []*Field
 	allowed   privVerdict
@@ -88,7 +89,7 @@ func (s *Session) replan(ps *preparedStmt) (*planner.Statement, error) {
 	if pc.ReadTS != 0 {
 		return plan, nil // fit for this transaction's snapshot only
 	}
-	ps.plan, ps.version, ps.db = plan, is.Version(), s.db
+	ps.plan, ps.version, ps.tempGen, ps.db = plan, is.Version(), s.temp.Gen(), s.db
 	s.plans.add(ps, s.planCacheSize())
 	return plan, nil
 }
@@ -109,7 +110,7 @@ func (s *Session) ExecutePrepared(ctx context.Context, id uint32, params []types
 	}
 	var plan *planner.Statement
 	if planned(ps.node) {
-		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || !strings.EqualFold(ps.db, s.db) ||
+		if ps.plan == nil || ps.version != s.b.catalog.InfoSchema().Version() || ps.tempGen != s.temp.Gen() || !strings.EqualFold(ps.db, s.db) ||
 			s.snapshotTS(s.b.catalog.InfoSchema()) != 0 {
 			var err error
 			if plan, err = s.replan(ps); err != nil {

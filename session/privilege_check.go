@@ -21,6 +21,7 @@ type privVerdict struct {
 	privs     *privilege.Merged
 	db        string
 	schemaVer int64
+	tempGen   uint64
 }
 
 // checkPrivilegesOnce is checkPrivileges, skipped when v says this
@@ -30,14 +31,14 @@ func (s *Session) checkPrivilegesOnce(node ast.StmtNode, v *privVerdict) error {
 		return s.checkPrivileges(node)
 	}
 	m, ver := s.privs(), s.b.catalog.InfoSchema().Version()
-	if v.privs == m && v.db == s.db && v.schemaVer == ver {
+	if v.privs == m && v.db == s.db && v.schemaVer == ver && v.tempGen == s.temp.Gen() {
 		return nil
 	}
 	if err := s.checkPrivileges(node); err != nil {
 		*v = privVerdict{}
 		return err
 	}
-	*v = privVerdict{privs: m, db: s.db, schemaVer: ver}
+	*v = privVerdict{privs: m, db: s.db, schemaVer: ver, tempGen: s.temp.Gen()}
 	return nil
 }
 
@@ -91,7 +92,12 @@ func (s *Session) checkPrivileges(node ast.StmtNode) error {
 	case *ast.AlterDatabaseStmt:
 		return s.requireDB(m, mysql.AlterPriv, x.Name.O)
 	case *ast.CreateTableStmt:
-		if err := s.requireTable(m, mysql.CreatePriv, x.Table); err != nil {
+		if x.TemporaryKeyword == ast.TemporaryLocal {
+			// CREATE TEMPORARY TABLES, a database privilege (1044).
+			if err := s.requireDB(m, mysql.CreateTMPTablePriv, s.tableDB(x.Table)); err != nil {
+				return err
+			}
+		} else if err := s.requireTable(m, mysql.CreatePriv, x.Table); err != nil {
 			return err
 		}
 		if x.ReferTable != nil {
@@ -153,6 +159,14 @@ func (s *Session) checkPrivileges(node ast.StmtNode) error {
 	return nil
 }
 
+// isTemporary reports whether db.name is one of the session's temporary
+// tables: once it created one (which needs CREATE TEMPORARY TABLES), a
+// session may do anything with it without further checks, as in MySQL.
+func (s *Session) isTemporary(db, name string) bool {
+	t := s.schema().Table(db, name)
+	return t != nil && t.Temporary
+}
+
 // tableDB is a table reference's database: its own or the current one.
 func (s *Session) tableDB(t *ast.TableName) string {
 	if t.Schema.O != "" {
@@ -164,6 +178,9 @@ func (s *Session) tableDB(t *ast.TableName) string {
 // requireTable fails with 1142 unless every privilege in need is held on t.
 func (s *Session) requireTable(m *privilege.Merged, need mysql.PrivilegeType, t *ast.TableName) error {
 	db := s.tableDB(t)
+	if s.isTemporary(db, t.Name.O) {
+		return nil
+	}
 	for bit := mysql.PrivilegeType(1); bit != 0 && bit <= need; bit <<= 1 {
 		if need&bit != 0 && !m.Has(bit, db, t.Name.O) {
 			return s.tableDenied(bit, t.Name.O)
@@ -348,7 +365,7 @@ func targetTables(j *ast.Join) []*ast.TableName {
 func (s *Session) checkSelect(m *privilege.Merged, u tableUse, c *accessCollector) error {
 	db := s.tableDB(u.name)
 	name := u.name.Name.O
-	if m.Has(mysql.SelectPriv, db, name) {
+	if s.isTemporary(db, name) || m.Has(mysql.SelectPriv, db, name) {
 		return nil
 	}
 	if !m.HasColumnsOf(mysql.SelectPriv, db, name) {
@@ -398,6 +415,9 @@ func (s *Session) maySeeDB(db string) bool {
 // grants (an INSERT naming no columns writes them all).
 func (s *Session) checkWrite(m *privilege.Merged, tn *ast.TableName, need mysql.PrivilegeType, written map[mysql.PrivilegeType][]*ast.ColumnName) error {
 	db, name := s.tableDB(tn), tn.Name.O
+	if s.isTemporary(db, name) {
+		return nil
+	}
 	for bit := mysql.PrivilegeType(1); bit != 0 && bit <= need; bit <<= 1 {
 		if need&bit == 0 || m.Has(bit, db, name) {
 			continue

@@ -121,6 +121,14 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	if b.privs, err = privilege.Open(ctx, store, cfg.Password); err != nil {
 		return nil, fmt.Errorf("load accounts: %w", err)
 	}
+	if cfg.SchemaSyncInterval == 0 {
+		// The only node: temporary tables recorded in kv are a previous
+		// run's, left by a crash (a cluster's nodes sweep those of gone
+		// nodes in their sync loop).
+		if _, err := cat.SweepTempTables(ctx); err != nil {
+			return nil, fmt.Errorf("drop the temporary tables of a previous run: %w", err)
+		}
+	}
 	if cfg.SchemaSyncInterval > 0 {
 		log := cfg.Logger
 		if log == nil {
@@ -146,10 +154,18 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
+// logger is where background work of the SQL layer reports.
+func (b *Backend) logger() *slog.Logger {
+	if b.cfg.Logger != nil {
+		return b.cfg.Logger
+	}
+	return slog.Default()
+}
+
 // NewSession opens a session.
 func (b *Backend) NewSession(ctx context.Context, user, host, db string) (Conn, error) {
 	s := &Session{b: b, parser: parser.New(), user: user, host: host, vars: map[string]string{},
-		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}}
+		userVars: map[string]types.Datum{}, prepared: map[uint32]*preparedStmt{}, temp: catalog.NewTempTables()}
 	s.evalCtx.Session = s
 	s.evalCtx.Vars = s.readVar
 	s.transport = TransportOf(ctx)
@@ -193,6 +209,9 @@ type Session struct {
 	// txnTables are the definitions of the tables the transaction wrote,
 	// as planned; commit requires them to be still current.
 	txnTables map[int64]*catalog.TableInfo
+	// temp are the session's TEMPORARY tables, overlaid on the shared
+	// schema by schema() (see sql/catalog/temp.go).
+	temp *catalog.TempTables
 
 	affected     uint64
 	lastInsertID uint64
@@ -204,7 +223,11 @@ type Session struct {
 	plans      planLRU // which prepared statements keep their plan
 
 	evalCtx expression.Context
-	mu      sync.Mutex // guards Close against a running statement's cleanup
+	// tz caches the zone @@time_zone named (tzName) at the last statement.
+	tz     *types.TimeZone
+	tzName string
+
+	mu sync.Mutex // guards Close against a running statement's cleanup
 
 	// processListFn is information_schema.PROCESSLIST's rows (made once:
 	// a method value allocates).
@@ -265,7 +288,7 @@ func (s *Session) Status() uint16 {
 
 func (s *Session) SetConnectionID(id uint64) { s.connID = id }
 
-// Close rolls back any open transaction.
+// Close rolls back any open transaction and drops the temporary tables.
 func (s *Session) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,6 +296,8 @@ func (s *Session) Close() {
 		_ = s.txn.Rollback()
 		s.txn = nil
 	}
+	s.temp.RemoveAll()
+	s.destroyDroppedTemp()
 	s.releasePrepared(len(s.prepared))
 	clear(s.prepared)
 	s.releaseStatementMemory()
@@ -390,10 +415,10 @@ func (s *Session) UseDB(ctx context.Context, db string) error {
 
 // FieldList describes the columns of a table in the current database.
 func (s *Session) FieldList(ctx context.Context, table string) ([]*Field, error) {
-	if !s.privs().AnyOnTable(s.db, table) {
+	if !s.isTemporary(s.db, table) && !s.privs().AnyOnTable(s.db, table) {
 		return nil, s.tableDenied(mysql.SelectPriv, table)
 	}
-	t := s.b.catalog.InfoSchema().Table(s.db, table)
+	t := s.schema().Table(s.db, table)
 	if t == nil {
 		return nil, errno.NewStd(mysql.ErrNoSuchTable, s.db, table)
 	}
@@ -497,11 +522,12 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 	s.evalCtx.Warnings = s.evalCtx.Warnings[:0]
 	s.evalCtx.Outer = s.evalCtx.Outer[:0]
 	s.evalCtx.StmtTime = time.Now()
+	s.evalCtx.TimeZone = s.timeZone()
 	s.evalCtx.Ctx = ctx
 	s.evalCtx.ResetStatement()
 	strict := s.strictMode()
 	s.evalCtx.Strict = strict
-	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.b.catalog.InfoSchema(), Eval: &s.evalCtx,
+	ec := &executor.Context{Ctx: ctx, Txn: txn, Catalog: s.b.catalog, Schema: s.schema(), Eval: &s.evalCtx,
 		Stmt: stmt, StrictMode: strict, LockWait: s.lockWait(),
 		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir,
@@ -544,6 +570,7 @@ func (s *Session) commitTxn(ctx context.Context) error {
 	if txn == nil {
 		return nil
 	}
+	defer s.destroyDroppedTemp()
 	if err := s.b.catalog.CommitGuard(tables, func() error { return txn.Commit(uninterrupted(ctx)) }); err != nil {
 		if !errors.Is(err, kv.ErrResultUndetermined) {
 			_ = txn.Rollback()
@@ -558,14 +585,46 @@ func (s *Session) rollbackTxn() {
 		_ = s.txn.Rollback()
 	}
 	s.txn, s.explicit, s.readOnlyTxn, s.txnTables = nil, false, false, nil
+	s.destroyDroppedTemp()
+}
+
+// schema is the shared schema overlaid with the session's temporary
+// tables: what the session's statements resolve names against.
+func (s *Session) schema() *catalog.InfoSchema {
+	return s.b.catalog.InfoSchema().WithTemp(s.temp)
+}
+
+// tempCleanupTimeout bounds queueing a dropped temporary table's rows for
+// GC; one that fails stays recorded and is swept when this node restarts.
+const tempCleanupTimeout = 10 * time.Second
+
+// destroyDroppedTemp queues the rows of the temporary tables the session
+// dropped for GC, once no transaction of the session is open: an open
+// one may hold writes to them, which must not land after their range was
+// queued.
+func (s *Session) destroyDroppedTemp() {
+	if s.txn != nil {
+		return
+	}
+	dropped := s.temp.TakeDropped()
+	if len(dropped) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tempCleanupTimeout)
+	defer cancel()
+	for _, t := range dropped {
+		if err := s.b.catalog.DropTempTable(ctx, t); err != nil {
+			s.b.logger().Warn("queueing a dropped temporary table's rows for GC failed", "table_id", t.ID, "err", err)
+		}
+	}
 }
 
 // noteWrite records the definition of the table a statement writes (the
 // first seen per table: commit checks it is still current).
 func (s *Session) noteWrite(plan *planner.Statement) {
 	t := writtenTable(plan)
-	if t == nil {
-		return
+	if t == nil || t.Temporary {
+		return // a temporary table changes only through this session
 	}
 	if s.txnTables == nil {
 		s.txnTables = map[int64]*catalog.TableInfo{}

@@ -22,6 +22,8 @@ package session_test
 //	                x:<hex> (a string of raw bytes),
 //	                dur:<microseconds> (a TIME datum) or dt:Y-M-D-h-m-s
 //	                (a DATETIME datum), the last two unchecked.
+//	close name      end session name (as a disconnect) and switch to
+//	                default; a later "session name" opens a new one.
 //	sleep ms        sleep.
 //	interrupt-ddl, schema-state, index-entries
 //	                online schema change states (online_ddl_harness_test.go).
@@ -277,6 +279,18 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		h.switchTo(d.CmdArgs[0].Key)
+		return ""
+	case "close":
+		// close NAME: end the session (a disconnect); a later session
+		// NAME opens a new one.
+		name := d.CmdArgs[0].Key
+		if s, ok := h.sessions[name]; ok {
+			s.Close()
+			delete(h.sessions, name)
+		}
+		if h.curName == name {
+			h.switchTo("default")
+		}
 		return ""
 	case "sleep":
 		ms, _ := strconv.Atoi(d.CmdArgs[0].Key)

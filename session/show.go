@@ -40,7 +40,7 @@ func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr)
 }
 
 func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, error) {
-	is := s.b.catalog.InfoSchema()
+	is := s.schema()
 	like, err := s.likeFilter(ctx, x.Pattern)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		if err != nil {
 			return "", nil, err
 		}
-		if !s.privs().AnyOnTable(db, x.Table.Name.O) {
+		if !s.isTemporary(db, x.Table.Name.O) && !s.privs().AnyOnTable(db, x.Table.Name.O) {
 			return "", nil, s.tableDenied(mysql.SelectPriv, x.Table.Name.O)
 		}
 		t := is.Table(db, x.Table.Name.O)
@@ -130,6 +130,9 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			def := types.Datum{}
 			if c.Default != nil {
 				def = s2d(*c.Default)
+				if *c.Default == "CURRENT_TIMESTAMP" {
+					def = s2d(executor.CurrentTimestampText(&c.Type))
+				}
 			}
 			key := ""
 			for _, idx := range t.PublicIndices() {

@@ -73,7 +73,11 @@ func showCreateView(t *catalog.TableInfo, quote bool) string {
 func showCreateTable(t *catalog.TableInfo, quote bool) string {
 	q := func(name string) string { return executor.QuoteIdent(name, quote) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", q(t.Name))
+	kind := "TABLE"
+	if t.Temporary {
+		kind = "TEMPORARY TABLE"
+	}
+	fmt.Fprintf(&b, "CREATE %s %s (\n", kind, q(t.Name))
 	var lines []string
 	for _, c := range t.PublicColumns() {
 		ft := &c.Type
@@ -91,6 +95,9 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 		}
 		if ft.NotNull() {
 			l += " NOT NULL"
+		} else if ft.Tp == mysql.TypeTimestamp {
+			// MySQL spells NULL out for TIMESTAMP, once NOT NULL by default.
+			l += " NULL"
 		}
 		if c.AutoIncrement {
 			l += " AUTO_INCREMENT"
@@ -101,12 +108,15 @@ func showCreateTable(t *catalog.TableInfo, quote bool) string {
 			l += " DEFAULT (" + *c.Default + ")"
 		} else if c.Default != nil {
 			if *c.Default == "CURRENT_TIMESTAMP" {
-				l += " DEFAULT CURRENT_TIMESTAMP"
+				l += " DEFAULT " + executor.CurrentTimestampText(ft)
 			} else {
 				l += " DEFAULT " + executor.QuoteString(*c.Default)
 			}
 		} else if !ft.NotNull() && !c.AutoIncrement && ft.Tp != mysql.TypeBlob && ft.Tp != mysql.TypeTinyBlob && ft.Tp != mysql.TypeMediumBlob && ft.Tp != mysql.TypeLongBlob {
 			l += " DEFAULT NULL"
+		}
+		if c.OnUpdate {
+			l += " ON UPDATE " + executor.CurrentTimestampText(ft)
 		}
 		if c.Comment != "" {
 			l += " COMMENT " + executor.QuoteString(c.Comment)

@@ -82,7 +82,7 @@ var sysVars = map[string]sysVar{
 	"collation_server":                 {def: "utf8mb4_bin"},
 	"collation_database":               {def: "utf8mb4_bin"},
 	"time_zone":                        {def: "SYSTEM"},
-	"system_time_zone":                 {def: "UTC", globalOnly: true},
+	"system_time_zone":                 {def: "UTC", globalOnly: true, readOnly: true},
 	"lower_case_table_names":           {def: "2", numeric: true, globalOnly: true},
 	"auto_increment_increment":         {def: "1", numeric: true},
 	"auto_increment_offset":            {def: "1", numeric: true},
@@ -180,6 +180,12 @@ func normalizeVar(name, val string) (string, error) {
 		return low, nil
 	case "sql_mode":
 		return up, nil
+	case "time_zone":
+		z, err := types.LoadTimeZone(val)
+		if err != nil {
+			return "", errno.NewStd(mysql.ErrUnknownTimeZone, val)
+		}
+		return z.Name(), nil
 	case "tidb_enable_clustered_index":
 		switch up {
 		case "ON", "1":
@@ -278,6 +284,8 @@ func (b *Backend) varDefault(name string) string {
 		return gc.RunInterval.String()
 	case "have_ssl", "have_openssl", "ssl_ca", "ssl_cert", "ssl_key":
 		return b.sslVarDefault(name)
+	case "system_time_zone":
+		return types.SystemZoneName()
 	}
 	return sysVars[name].def
 }

@@ -88,8 +88,14 @@ type Server struct {
 
 // Serve starts serving the status endpoints on ln in the background.
 func Serve(ln net.Listener, info Info) *Server {
+	return ServeHandler(ln, Handler(info))
+}
+
+// ServeHandler serves h on ln in the background: a role whose /status
+// says more than Info wraps Handler in its own mux.
+func ServeHandler(ln net.Listener, h http.Handler) *Server {
 	s := &Server{
-		srv:  &http.Server{Handler: Handler(info), ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan error, 1),
 	}
 	go func() {

@@ -167,7 +167,13 @@ func isStringKind(k Kind) bool { return k == KindString || k == KindBytes }
 // (string side) or numbers.
 func compareTime(a, b Datum) int {
 	if a.k == KindTime && b.k == KindTime {
-		return cmpUint(uint64(a.i), uint64(b.i))
+		if c := cmpUint(uint64(a.i), uint64(b.i)); c != 0 {
+			return c
+		}
+		// The later of two TIMESTAMP instants sharing a local time (see
+		// WithFold) sorts after the earlier, which is the one a literal
+		// names: TIMESTAMPs compare as instants in MySQL.
+		return cmpInt(int64(laterInstant(a)), int64(laterInstant(b)))
 	}
 	if b.k == KindTime {
 		return -compareTime(b, a)
@@ -175,7 +181,10 @@ func compareTime(a, b Datum) int {
 	switch b.k {
 	case KindString, KindBytes, KindInt64, KindUint64, KindDecimal, KindFloat64:
 		if t, err := b.ToTime(mysql.TypeDatetime, MaxFsp); err == nil {
-			return cmpUint(uint64(a.i), uint64(t.i))
+			if c := cmpUint(uint64(a.i), uint64(t.i)); c != 0 {
+				return c
+			}
+			return laterInstant(a)
 		}
 		if isStringKind(b.k) {
 			var tmp [40]byte
@@ -186,6 +195,15 @@ func compareTime(a, b Datum) int {
 		return cmpUint(uint64(a.i), uint64(t.i))
 	}
 	return cmpFloat(a.ToFloat(), b.ToFloat())
+}
+
+// laterInstant is 1 for a TIMESTAMP datum marked as the later instant of
+// an overlap, else 0.
+func laterInstant(d Datum) int {
+	if d.y == mysql.TypeTimestamp && d.Fold() {
+		return 1
+	}
+	return 0
 }
 
 func compareDuration(a, b Datum) int {

@@ -111,7 +111,7 @@ func (d Datum) AppendText(buf []byte) []byte {
 	case KindDecimal:
 		return d.appendDecimal(buf)
 	case KindTime:
-		return appendTime(buf, uint64(d.i), d.y, int(d.x))
+		return appendTime(buf, uint64(d.i), d.y, d.Fsp())
 	case KindDuration:
 		return appendDuration(buf, d.i, int(d.x))
 	default:

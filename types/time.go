@@ -24,8 +24,8 @@ import (
 // whether they are accepted is the caller's sql_mode business.
 //
 // A KindDuration datum (TIME) keeps signed microseconds in i and the fsp in
-// x. TIMESTAMP values are kept in the session's (the process's) local time:
-// shoal does no time-zone conversion.
+// x. TIMESTAMP values are stored in UTC and held in the session's zone
+// (timezone.go); x's top bit is then the overlap fold mark.
 
 // ErrIncorrectTime reports a string or number that is not a valid
 // date/time value.
@@ -138,7 +138,7 @@ func (d Datum) TimeType() byte { return d.y }
 
 // Fsp is the fractional-second precision of a KindTime or KindDuration
 // datum.
-func (d Datum) Fsp() int { return int(d.x) }
+func (d Datum) Fsp() int { return int(d.x &^ timestampFold) }
 
 // WithTimeType returns a KindTime datum retyped (DATE drops the time part).
 func (d Datum) WithTimeType(tp byte, fsp int) Datum {
@@ -661,7 +661,7 @@ func (d Datum) appendNumber(buf []byte) []byte {
 		buf = appendPadded(buf, t.Hour, 2)
 		buf = appendPadded(buf, t.Minute, 2)
 		buf = appendPadded(buf, t.Second, 2)
-		return appendFrac(buf, t.Micro, int(d.x))
+		return appendFrac(buf, t.Micro, d.Fsp())
 	case KindDuration:
 		us := d.i
 		if us < 0 {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/shoaldb/shoal/config"
@@ -59,34 +58,14 @@ func ensurePrivateDir(dir string) error {
 // into autoDir at first start and reused after. Without either it returns
 // nil (no TLS).
 func mysqlTLS(sec config.Security, autoDir string, log *slog.Logger) (*tls.Config, session.SSLConfig, error) {
-	p := sec.Paths()
-	if p.Cert == "" && autoDir != "" {
-		auto, generated, err := security.AutoCerts(autoDir)
-		if err != nil {
-			return nil, session.SSLConfig{}, fmt.Errorf("cannot generate TLS certificates in %s: %w", autoDir, err)
-		}
-		if generated {
-			log.Info("generated a self-signed CA and server certificate for TLS", "ca", auto.CA, "cert", auto.Cert)
-		}
-		p = auto
-	}
-	if p.Cert == "" {
-		return nil, session.SSLConfig{}, nil
-	}
-	tlsCfg, err := security.MySQLServerTLS(p)
-	if err != nil {
+	cfg, p, generated, err := security.MySQLServerIdentity(sec.Paths(), autoDir)
+	if err != nil || cfg == nil {
 		return nil, session.SSLConfig{}, err
 	}
-	abs := func(f string) string {
-		if f == "" {
-			return ""
-		}
-		if a, err := filepath.Abs(f); err == nil {
-			return a
-		}
-		return f
+	if generated {
+		log.Info("generated a self-signed CA and server certificate for TLS", "ca", p.CA, "cert", p.Cert)
 	}
-	return tlsCfg, session.SSLConfig{Enabled: true, CA: abs(p.CA), Cert: abs(p.Cert), Key: abs(p.Key)}, nil
+	return cfg, session.SSLConfig{Enabled: true, CA: p.CA, Cert: p.Cert, Key: p.Key}, nil
 }
 
 // runInitFile runs the SQL statements of path as root through a normal

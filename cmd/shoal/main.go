@@ -8,7 +8,16 @@
 //	shoal playground  a local cluster with HAProxy
 //	shoal backup      BACKUP DATABASE through a SQL node
 //	shoal restore     RESTORE DATABASE through a SQL node
+//	shoal chaos       the fault-injection harness
+//	shoal bench       sysbench / go-tpc plans and reports
 //	shoal version     print the version
+//
+// The command parses flags and config and wires packages together; the
+// roles live in their packages (embedded, pd/server, store/storenode,
+// sqlnode, playground). lifecycle.go is the start-up and shutdown every
+// role shares: exit codes (0 ok, 1 failed, 2 bad flags or config), the
+// logger, SIGINT/SIGTERM, the status server, and a shutdown bounded to
+// 30 s that closes the status server first, then the role.
 package main
 
 import (

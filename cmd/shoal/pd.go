@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
@@ -46,22 +40,10 @@ func pdFlags(args []string, stderr io.Writer) (config.PD, error) {
 	return cfg, cfg.Validate()
 }
 
-func runPD(args []string, stdout, stderr io.Writer) int {
-	cfg, err := pdFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shoal pd: %v\n", err)
-		return 2
-	}
-	log := newLogger(cfg.LogLevel, stderr)
-	slog.SetDefault(log)
-	if err := servePD(cfg, log); err != nil {
-		fmt.Fprintf(stderr, "shoal pd: %v\n", err)
-		return 1
-	}
-	return 0
+func runPD(args []string, _, stderr io.Writer) int {
+	return runCommand("pd", args, stderr, pdFlags, func(cfg config.PD) error {
+		return servePD(cfg, roleLogger(cfg.LogLevel, stderr))
+	})
 }
 
 // etcdLogLevel keeps the embedded etcd quieter than PD itself: warnings
@@ -80,13 +62,11 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 	if err := checkDataDir(cfg.DataDir); err != nil {
 		return err
 	}
-	var statusLn net.Listener
-	if cfg.StatusAddr != "" {
-		var err error
-		statusLn, err = net.Listen("tcp", cfg.StatusAddr)
-		if err != nil {
-			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr, err)
-		}
+	statusLn, err := listenStatus(cfg.StatusAddr)
+	if err != nil {
+		return err
+	}
+	if statusLn != nil {
 		defer statusLn.Close()
 	}
 	sc := server.Config{
@@ -108,56 +88,18 @@ func servePD(cfg config.PD, log *slog.Logger) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := catchSignals()
 	defer stop()
-
-	var httpSrv *http.Server
-	httpDone := make(chan error, 1)
-	if statusLn != nil {
-		info := status.Info{Role: "pd", Version: version, GitHash: gitHash, Addr: srv.ClientAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
-		httpSrv = &http.Server{Handler: pdStatusHandler(info, srv), ReadHeaderTimeout: 10 * time.Second}
-		go func() { httpDone <- httpSrv.Serve(statusLn) }()
-	}
+	info := status.Info{Role: "pd", Version: version, GitHash: gitHash, Addr: srv.ClientAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
+	st := serveStatus(statusLn, pdStatusHandler(info, srv))
 	log.Info("shoal pd started", "version", version, "name", cfg.Name, "client", cfg.ClientURLs, "peer", cfg.PeerURLs,
 		"status", orOff(cfg.StatusAddr), "data-dir", cfg.DataDir, "max-replicas", cfg.MaxReplicas,
 		"max-store-down-time", cfg.MaxStoreDownTime)
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", "signal")
-	case err := <-srv.Err():
-		runErr = err
-		log.Error("pd stopped", "err", err)
-	}
-	stop() // a second signal kills the process the default way
-
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if httpSrv != nil {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			if httpSrv.Shutdown(sctx) != nil {
-				httpSrv.Close()
-			}
-			cancel()
-		}
-		srv.Close() // steps down (revoking the leader lease), then stops etcd
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		return errors.New("shutdown did not finish within 30s")
-	}
-	log.Info("shoal pd stopped")
-	return runErr
-}
-
-func orOff(addr string) string {
-	if addr == "" {
-		return "off"
-	}
-	return addr
+	return runRole(ctx, stop, role{name: "pd", log: log, status: st, failed: srv.Err(), stoppedMsg: "pd stopped",
+		close: func() error {
+			srv.Close() // steps down (revoking the leader lease), then stops etcd
+			return nil
+		}})
 }
 
 // pdStatus is the /status document of a PD member: the common fields plus

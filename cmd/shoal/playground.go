@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
@@ -44,20 +40,9 @@ func playgroundFlags(args []string, stderr io.Writer) (config.Playground, error)
 }
 
 func runPlayground(args []string, stdout, stderr io.Writer) int {
-	cfg, err := playgroundFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shoal playground: %v\n", err)
-		return 2
-	}
-	log := newLogger("info", stderr)
-	if err := servePlayground(cfg, log, stdout); err != nil {
-		fmt.Fprintf(stderr, "shoal playground: %v\n", err)
-		return 1
-	}
-	return 0
+	return runCommand("playground", args, stderr, playgroundFlags, func(cfg config.Playground) error {
+		return servePlayground(cfg, newLogger("info", stderr), stdout)
+	})
 }
 
 // servePlayground starts the cluster, prints how to connect, and stops it
@@ -75,7 +60,7 @@ func servePlayground(cfg config.Playground, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := catchSignals()
 	defer stop()
 	start := time.Now()
 	c, err := playground.Start(ctx, playground.Options{

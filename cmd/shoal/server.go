@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
@@ -45,54 +39,10 @@ func serverFlags(args []string, stderr io.Writer) (config.Config, error) {
 	return cfg, cfg.Validate()
 }
 
-func newLogger(level string, w io.Writer) *slog.Logger {
-	var l slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		l = slog.LevelDebug
-	case "warn", "warning":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
-	default:
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// checkDataDir creates the data directory if needed and proves it writable.
-func checkDataDir(dir string) error {
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return fmt.Errorf("data dir %s exists and is not a directory", dir)
-	}
-	if err := ensurePrivateDir(dir); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".write-probe-*")
-	if err != nil {
-		return fmt.Errorf("data dir %s is not writable: %w", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
-}
-
-func runServer(args []string, stdout, stderr io.Writer) int {
-	cfg, err := serverFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shoal server: %v\n", err)
-		return 2
-	}
-	log := newLogger(cfg.LogLevel, stderr)
-	slog.SetDefault(log)
-	if err := serve(cfg, log); err != nil {
-		fmt.Fprintf(stderr, "shoal server: %v\n", err)
-		return 1
-	}
-	return 0
+func runServer(args []string, _, stderr io.Writer) int {
+	return runCommand("server", args, stderr, serverFlags, func(cfg config.Config) error {
+		return serve(cfg, roleLogger(cfg.LogLevel, stderr))
+	})
 }
 
 // serve runs the embedded server until SIGINT/SIGTERM or a fatal error.
@@ -100,7 +50,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 // before the server reports itself ready.
 func serve(cfg config.Config, log *slog.Logger) error {
 	start := time.Now()
-	log.Debug("effective config", "host", cfg.Host, "port", cfg.Port, "status", statusAddrOrOff(cfg),
+	log.Debug("effective config", "host", cfg.Host, "port", cfg.Port, "status", orOff(serverStatusAddr(cfg)),
 		"data-dir", cfg.DataDir, "log-level", cfg.LogLevel, "root-password-set", cfg.RootPassword != "")
 	if err := config.CheckRootExposure(cfg.Host, cfg.RootPassword, cfg.InsecureAllowEmptyRootPassword); err != nil {
 		return err
@@ -113,12 +63,11 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("cannot listen for MySQL clients on %s: %w", cfg.Addr(), err)
 	}
 	defer ln.Close()
-	var statusLn net.Listener
-	if cfg.StatusPort != 0 {
-		statusLn, err = net.Listen("tcp", cfg.StatusAddr())
-		if err != nil {
-			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr(), err)
-		}
+	statusLn, err := listenStatus(serverStatusAddr(cfg))
+	if err != nil {
+		return err
+	}
+	if statusLn != nil {
 		defer statusLn.Close()
 	}
 
@@ -127,55 +76,24 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := catchSignals()
 	defer stop()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- node.Serve(ln) }()
-	var st *status.Server
-	if statusLn != nil {
-		st = status.Serve(statusLn, status.Info{Role: "server", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start,
-			EnablePprof: cfg.EnablePprof})
-	}
-	log.Info("shoal server ready", "version", version, "addr", cfg.Addr(), "status", statusAddrOrOff(cfg), "data-dir", cfg.DataDir,
+	st := serveStatus(statusLn, status.Handler(status.Info{Role: "server", Version: version, GitHash: gitHash, Addr: cfg.Addr(),
+		StartTime: start, EnablePprof: cfg.EnablePprof}))
+	log.Info("shoal server ready", "version", version, "addr", cfg.Addr(), "status", orOff(serverStatusAddr(cfg)), "data-dir", cfg.DataDir,
 		"connect", fmt.Sprintf("mysql -h %s -P %d -u root", cfg.Host, cfg.Port))
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", "signal")
-	case err := <-serveErr:
-		if err != nil && !errors.Is(err, net.ErrClosed) {
-			runErr = fmt.Errorf("MySQL server stopped: %w", err)
-		}
-		log.Error("MySQL protocol server stopped", "err", err)
-	}
-	stop() // a second signal kills the process the default way
-
-	done := make(chan error, 1)
-	go func() {
-		var errs []error
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-		errs = append(errs, node.Close()) // listener, sessions, then storage
-		done <- errors.Join(errs...)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			log.Warn("shutdown", "err", err)
-		}
-	case <-time.After(30 * time.Second):
-		return errors.New("shutdown did not finish within 30s")
-	}
-	log.Info("shoal server stopped")
-	return runErr
+	return runRole(ctx, stop, role{name: "server", log: log, status: st, failed: serveErr,
+		stoppedMsg: "MySQL protocol server stopped", failure: mysqlStopped,
+		close: node.Close}) // listener, sessions, then storage
 }
 
-func statusAddrOrOff(cfg config.Config) string {
+// serverStatusAddr is the status address, "" when the port is off.
+func serverStatusAddr(cfg config.Config) string {
 	if cfg.StatusPort == 0 {
-		return "off"
+		return ""
 	}
 	return cfg.StatusAddr()
 }

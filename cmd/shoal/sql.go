@@ -2,31 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
-	"github.com/shoaldb/shoal/kv"
-	"github.com/shoaldb/shoal/kv/gcworker"
-	"github.com/shoaldb/shoal/kv/tikvclient"
-	"github.com/shoaldb/shoal/kv/txnkv"
-	"github.com/shoaldb/shoal/pd/pdclient"
-	"github.com/shoaldb/shoal/proto/metapb"
-	"github.com/shoaldb/shoal/server"
-	"github.com/shoaldb/shoal/session"
-	"github.com/shoaldb/shoal/status"
+	"github.com/shoaldb/shoal/sqlnode"
 )
 
 // sqlFlags parses the flags of `shoal sql`: defaults, then the --config
@@ -60,273 +43,38 @@ func sqlFlags(args []string, stderr io.Writer) (config.SQL, error) {
 	return cfg, cfg.Validate()
 }
 
-func runSQL(args []string, stdout, stderr io.Writer) int {
-	cfg, err := sqlFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shoal sql: %v\n", err)
-		return 2
-	}
-	log := newLogger(cfg.LogLevel, stderr)
-	slog.SetDefault(log)
-	if err := serveSQL(cfg, log); err != nil {
-		fmt.Fprintf(stderr, "shoal sql: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-// pdRegions adapts PD's client to the kv client's RegionSource. A region
-// PD does not know (yet) is "not known", which the kv client retries.
-type pdRegions struct{ c *pdclient.Client }
-
-func (p pdRegions) GetRegion(ctx context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
-	return regionOrUnknown(p.c.GetRegion(ctx, key))
-}
-
-func (p pdRegions) GetPrevRegion(ctx context.Context, key []byte) (*metapb.Region, *metapb.Peer, error) {
-	return regionOrUnknown(p.c.GetPrevRegion(ctx, key))
-}
-
-func (p pdRegions) GetStore(ctx context.Context, id uint64) (*metapb.Store, error) {
-	return p.c.GetStore(ctx, id)
-}
-
-func regionOrUnknown(r *pdclient.Region, err error) (*metapb.Region, *metapb.Peer, error) {
-	if errors.Is(err, pdclient.ErrRegionNotFound) || (err == nil && r == nil) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r.Meta, r.Leader, nil
-}
-
-// sqlNode is a SQL node's wiring: PD client -> region-aware kv client ->
-// transactional storage -> SQL backend -> MySQL protocol server.
-type sqlNode struct {
-	pd      *pdclient.Client
-	kvc     *tikvclient.Client
-	storage *txnkv.Storage
-	backend *session.Backend
-	gc      *gcworker.Worker
-	srv     *server.Server
-}
-
-// clusterStorage is the SQL layer's kv.Storage in a cluster: transactions
-// from txnkv, and region boundaries from the kv client's region cache
-// (kv.RangeSplitter: backups read region by region).
-type clusterStorage struct {
-	*txnkv.Storage
-	regions *tikvclient.Client
-}
-
-func (s clusterStorage) SplitRange(ctx context.Context, start, end kv.Key) ([]kv.KeyRange, error) {
-	return s.regions.SplitRange(ctx, start, end)
-}
-
-var _ kv.RangeSplitter = clusterStorage{}
-
-// openSQLNode connects to PD and opens the SQL layer on the cluster. It
-// fails if PD cannot be reached or the catalog cannot be read within the
-// startup timeout.
-func openSQLNode(ctx context.Context, cfg config.SQL, log *slog.Logger) (*sqlNode, error) {
-	// With a CA too, the [security] files also make the links to PD and
-	// the stores mutual TLS; a certificate alone serves MySQL clients only.
-	var dialTLS *tls.Config
-	var kvDial []grpc.DialOption
-	if cfg.Security.ClusterTLS() {
-		var err error
-		if _, dialTLS, err = clusterTLS(cfg.Security); err != nil {
-			return nil, err
-		}
-		kvDial = append(kvDial, grpc.WithTransportCredentials(credentials.NewTLS(dialTLS)))
-	}
-	pdc, err := pdclient.New(ctx, cfg.PDAddrs(), pdclient.Options{Logger: log, TLS: dialTLS})
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach PD at %s: %w", cfg.PD, err)
-	}
-	kvc := tikvclient.New(pdRegions{pdc}, tikvclient.Options{MaxBackoff: cfg.MaxBackoff(), ConnsPerStore: cfg.KVConnsPerStore,
-		DisableBatch: !cfg.KVBatchCommands, MaxBatchWaitTime: cfg.MaxBatchWaitTime(), DialOptions: kvDial})
-	storage := txnkv.New(pdc, kvc, txnkv.Options{})
-	gcLife, gcRun := cfg.GC()
-	tlsCfg, ssl, err := mysqlTLS(cfg.Security, "", log)
-	if err != nil {
-		kvc.Close()
-		pdc.Close()
-		return nil, err
-	}
-	backend, err := session.NewBackend(clusterStorage{storage, kvc}, session.Config{
-		SSL:                ssl,
-		Password:           cfg.RootPassword,
-		SchemaSyncInterval: cfg.SyncInterval(),
-		DisablePlanCache:   !cfg.PreparedPlanCache.Enabled,
-		Logger:             log,
-		GC:                 session.GCSettings{LifeTime: gcLife, RunInterval: gcRun},
-		BackupDirs:         cfg.Security.BackupDirs,
+func runSQL(args []string, _, stderr io.Writer) int {
+	return runCommand("sql", args, stderr, sqlFlags, func(cfg config.SQL) error {
+		return serveSQL(cfg, roleLogger(cfg.LogLevel, stderr))
 	})
-	if err != nil {
-		kvc.Close()
-		pdc.Close()
-		return nil, fmt.Errorf("cannot start SQL layer: %w", err)
-	}
-	gcw := gcworker.New(gcworker.Config{
-		ServiceID: gcServiceID(cfg),
-		Settings: func() gcworker.Settings {
-			gc := backend.GCSettings()
-			return gcworker.Settings{Disabled: gc.Disabled, LifeTime: gc.LifeTime, RunInterval: gc.RunInterval}
-		},
-		Logger: log,
-	}, pdc, kvc, storage)
-	gcw.Start()
-	srv := server.New(server.Config{
-		Addr:          cfg.Addr(),
-		ServerVersion: "8.0.11-shoal-" + version,
-		Logger:        log,
-		TLS:           tlsCfg,
-	}, backend)
-	return &sqlNode{pd: pdc, kvc: kvc, storage: storage, backend: backend, gc: gcw, srv: srv}, nil
-}
-
-// gcServiceID names this SQL node's GC claim at PD: its host and MySQL
-// address, so a restarted node takes its old claim over.
-func gcServiceID(cfg config.SQL) string {
-	host, _ := os.Hostname()
-	return "sql-" + host + "-" + cfg.Addr()
-}
-
-// Close stops accepting, closes the sessions, then the background refresh,
-// the GC worker (its claim protects the refresh's transactions till then)
-// and the clients.
-func (n *sqlNode) Close() error {
-	err := n.srv.Close()
-	n.backend.Close()
-	n.gc.Close()
-	n.storage.Close()
-	err = errors.Join(err, n.kvc.Close())
-	n.pd.Close()
-	return err
 }
 
 // sqlStartTimeout bounds reaching PD and reading the catalog at startup.
 const sqlStartTimeout = 60 * time.Second
 
-// serveSQL runs a SQL node until SIGINT/SIGTERM or a fatal error. Ports
-// are bound before anything else, so a taken port fails at once.
+// serveSQL runs a SQL node until SIGINT/SIGTERM or a fatal error. The
+// node binds its ports before anything else, so a taken port fails at
+// once; a signal interrupts the start-up.
 func serveSQL(cfg config.SQL, log *slog.Logger) error {
-	start := time.Now()
-	if err := config.CheckRootExposure(cfg.Host, cfg.RootPassword, cfg.InsecureAllowEmptyRootPassword); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		return fmt.Errorf("cannot listen for MySQL clients on %s: %w", cfg.Addr(), err)
-	}
-	defer ln.Close()
-	var statusLn net.Listener
-	if cfg.StatusPort != 0 {
-		statusLn, err = net.Listen("tcp", cfg.StatusAddr())
-		if err != nil {
-			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr(), err)
-		}
-		defer statusLn.Close()
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := catchSignals()
 	defer stop()
 	octx, cancel := context.WithTimeout(ctx, sqlStartTimeout)
-	node, err := openSQLNode(octx, cfg, log)
+	node, err := sqlnode.Open(octx, sqlnode.Config{SQL: cfg, Version: version, GitHash: gitHash}, log)
 	cancel()
 	if err != nil {
 		return err
 	}
-
-	serveErr := make(chan error, 1)
-	go func() {
-		err := node.srv.Serve(ln)
-		if errors.Is(err, server.ErrServerClosed) {
-			err = nil
-		}
-		serveErr <- err
-	}()
-	var httpSrv *http.Server
-	if statusLn != nil {
-		info := status.Info{Role: "sql", Version: version, GitHash: gitHash, Addr: cfg.Addr(), StartTime: start, EnablePprof: cfg.EnablePprof}
-		httpSrv = &http.Server{Handler: sqlStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = httpSrv.Serve(statusLn) }()
-	}
-	log.Info("shoal sql ready", "version", version, "addr", cfg.Addr(), "status", sqlStatusOrOff(cfg), "pd", cfg.PD,
+	log.Info("shoal sql ready", "version", version, "addr", cfg.Addr(), "status", orOff(sqlStatusAddr(cfg)), "pd", cfg.PD,
 		"connect", fmt.Sprintf("mysql -h %s -P %d -u root", cfg.Host, cfg.Port))
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", "signal")
-	case err := <-serveErr:
-		if err != nil && !errors.Is(err, net.ErrClosed) {
-			runErr = fmt.Errorf("MySQL server stopped: %w", err)
-		}
-		log.Error("MySQL protocol server stopped", "err", err)
-	}
-	stop() // a second signal kills the process the default way
-
-	done := make(chan error, 1)
-	go func() {
-		if httpSrv != nil {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			if httpSrv.Shutdown(sctx) != nil {
-				httpSrv.Close()
-			}
-			cancel()
-		}
-		done <- node.Close()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			log.Warn("shutdown", "err", err)
-		}
-	case <-time.After(30 * time.Second):
-		return errors.New("shutdown did not finish within 30s")
-	}
-	log.Info("shoal sql stopped")
-	return runErr
+	// The node serves its status endpoints itself and closes them first.
+	return runRole(ctx, stop, role{name: "sql", log: log, failed: node.Err(),
+		stoppedMsg: "MySQL protocol server stopped", failure: mysqlStopped, close: node.Close})
 }
 
-func sqlStatusOrOff(cfg config.SQL) string {
+// sqlStatusAddr is the status address, "" when the port is off.
+func sqlStatusAddr(cfg config.SQL) string {
 	if cfg.StatusPort == 0 {
-		return "off"
+		return ""
 	}
 	return cfg.StatusAddr()
-}
-
-// sqlStatus is the /status document of a SQL node.
-type sqlStatus struct {
-	status.Status
-	// Health: PD answered a timestamp request just now.
-	Health        bool            `json:"health"`
-	SchemaVersion int64           `json:"schema_version"`
-	GC            gcworker.Status `json:"gc"`
-	Error         string          `json:"error,omitempty"`
-}
-
-func sqlStatusHandler(info status.Info, n *sqlNode) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", status.Handler(info))
-	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
-		st := sqlStatus{Status: info.Now()}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		_, err := n.pd.GetTS(ctx)
-		cancel()
-		st.Health = err == nil
-		if err != nil {
-			st.Error = err.Error()
-		}
-		st.SchemaVersion = n.backend.SchemaVersion()
-		st.GC = n.gc.Status()
-		status.WriteJSON(w, st)
-	})
-	return mux
 }

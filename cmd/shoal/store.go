@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/shoaldb/shoal/config"
@@ -49,22 +46,10 @@ func storeFlags(args []string, stderr io.Writer) (config.Store, error) {
 	return cfg, cfg.Validate()
 }
 
-func runStore(args []string, stdout, stderr io.Writer) int {
-	cfg, err := storeFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "shoal store: %v\n", err)
-		return 2
-	}
-	log := newLogger(cfg.LogLevel, stderr)
-	slog.SetDefault(log)
-	if err := serveStore(cfg, log); err != nil {
-		fmt.Fprintf(stderr, "shoal store: %v\n", err)
-		return 1
-	}
-	return 0
+func runStore(args []string, _, stderr io.Writer) int {
+	return runCommand("store", args, stderr, storeFlags, func(cfg config.Store) error {
+		return serveStore(cfg, roleLogger(cfg.LogLevel, stderr))
+	})
 }
 
 // storeNodeConfig turns the command's configuration into the node's.
@@ -103,16 +88,15 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 		return fmt.Errorf("cannot listen for gRPC on %s: %w", cfg.Addr, err)
 	}
 	defer ln.Close()
-	var statusLn net.Listener
-	if cfg.StatusAddr != "" {
-		statusLn, err = net.Listen("tcp", cfg.StatusAddr)
-		if err != nil {
-			return fmt.Errorf("cannot listen for status HTTP on %s: %w", cfg.StatusAddr, err)
-		}
+	statusLn, err := listenStatus(cfg.StatusAddr)
+	if err != nil {
+		return err
+	}
+	if statusLn != nil {
 		defer statusLn.Close()
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := catchSignals()
 	defer stop()
 
 	// Start-up waits for PD (bounded); a signal interrupts it.
@@ -127,46 +111,12 @@ func serveStore(cfg config.Store, log *slog.Logger) error {
 		return err
 	}
 
-	var httpSrv *http.Server
-	if statusLn != nil {
-		info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.AdvertisedAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
-		httpSrv = &http.Server{Handler: storeStatusHandler(info, node), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = httpSrv.Serve(statusLn) }()
-	}
+	info := status.Info{Role: "store", Version: version, GitHash: gitHash, Addr: cfg.AdvertisedAddr(), StartTime: start, EnablePprof: cfg.EnablePprof}
+	st := serveStatus(statusLn, storeStatusHandler(info, node))
 	log.Info("shoal store started", "version", version, "store", node.StoreID(), "addr", cfg.Addr,
 		"status", orOff(cfg.StatusAddr), "pd", cfg.PD, "data-dir", cfg.DataDir)
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", "signal")
-	case err := <-node.Err():
-		runErr = err
-		log.Error("gRPC server stopped", "err", err)
-	}
-	stop() // a second signal kills the process the default way
-
-	done := make(chan error, 1)
-	go func() {
-		if httpSrv != nil {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			if httpSrv.Shutdown(sctx) != nil {
-				httpSrv.Close()
-			}
-			cancel()
-		}
-		done <- node.Close()
-	}()
-	select {
-	case err := <-done:
-		if err != nil && runErr == nil {
-			runErr = err
-		}
-	case <-time.After(30 * time.Second):
-		return errors.New("shutdown did not finish within 30s")
-	}
-	log.Info("shoal store stopped")
-	return runErr
+	return runRole(ctx, stop, role{name: "store", log: log, status: st, failed: node.Err(), stoppedMsg: "gRPC server stopped",
+		close: node.Close, closeErrFails: true})
 }
 
 // storeStatus is the /status document of a storage node.

@@ -1,13 +1,13 @@
 // Package metakey is the one place the meta keyspace is laid out: the
 // keys and key prefixes under 'm' where the SQL layer keeps cluster-wide
 // state (catalog, globals, GC lease, delete-range queue, schema versions,
-// accounts, server ids and kill requests). Every prefix is defined once, here, with its owner, so two
+// accounts, server ids, kill requests and temporary tables). Every prefix is defined once, here, with its owner, so two
 // owners cannot collide. It imports nothing, so any package of the SQL
 // node (sql/catalog, sql/privilege, session, kv/delrange, kv/gcworker)
 // can use it.
 //
 // Every key starts with Prefix ('m'), which sorts before all table data
-// ('t', see tablecodec); the second byte (0x00..0x09) separates owners,
+// ('t', see tablecodec); the second byte (0x00..0x0a) separates owners,
 // and a short tag follows so a stray key reads well in a dump. What is
 // stored under each key is its owner's business.
 package metakey
@@ -51,6 +51,10 @@ const (
 	// KillRequestPrefix + server id + connection id holds a KILL for a
 	// connection of another SQL node (session/globalkill.go).
 	KillRequestPrefix = "m\x09kill"
+	// TempTablePrefix + node id + "\x00" + table ID records a session's
+	// TEMPORARY table, so that a sweeper destroys its rows once its node
+	// is gone (sql/catalog).
+	TempTablePrefix = "m\x0atmp"
 )
 
 // All lists every key and prefix above, for checks that they stay apart.
@@ -58,4 +62,5 @@ var All = []string{
 	SchemaVersion, GlobalID, DatabasePrefix, TablePrefix, AutoIDPrefix,
 	GlobalVarPrefix, GCLeaderLease, DeleteRangePrefix, NodeSchemaVersionPrefix,
 	PrivilegeVersion, AccountPrefix, ServerIDCounter, KillRequestPrefix,
+	TempTablePrefix,
 }

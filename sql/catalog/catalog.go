@@ -27,6 +27,11 @@
 //     other DDLs on the table wait for it or settle it if its node is gone.
 //   - Readers see only public columns and indexes; writers maintain the
 //     others as their state says (see SchemaState).
+//   - A TEMPORARY table (temp.go) never enters the shared schema: its
+//     definition is in its session's TempTables, overlaid on a snapshot
+//     by InfoSchema.WithTemp; its id is recorded in kv under its node
+//     until its key range is queued for GC, which happens only once no
+//     transaction can still write it.
 package catalog
 
 import (
@@ -93,8 +98,12 @@ type ColumnInfo struct {
 	// MySQL). nil: Default (columns created with their table, whose every
 	// row has a value).
 	OriginDefault *string `json:"origin_default,omitempty"`
-	AutoIncrement bool    `json:"auto_increment,omitempty"`
-	Comment       string  `json:"comment,omitempty"`
+	// OnUpdate: ON UPDATE CURRENT_TIMESTAMP (at the column's precision);
+	// an UPDATE that changes the row without assigning the column sets it
+	// to the statement's time.
+	OnUpdate      bool   `json:"on_update,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
 	// State: public unless an ADD or DROP COLUMN is under way.
 	State SchemaState `json:"state,omitempty"`
 	// DefaultIsExpr: Default is an expression default (DEFAULT (expr)),
@@ -191,6 +200,9 @@ type TableInfo struct {
 	// Job is the online schema change under way on this table, if any (at
 	// most one at a time; see job.go).
 	Job *SchemaJob `json:"job,omitempty"`
+	// Temporary: a session's TEMPORARY table (temp.go), never stored in
+	// the shared schema.
+	Temporary bool `json:"-"`
 	// AutoIncOffset caches the offset of the AUTO_INCREMENT column, -1 if none.
 	AutoIncOffset int `json:"-"`
 }

@@ -14,6 +14,9 @@ type InfoSchema struct {
 	// newestCompleteTS is the largest CompleteTS of any index (a snapshot
 	// below it may not read through every public index).
 	newestCompleteTS uint64
+	// temp is a session's temporary tables overlaid on the snapshot
+	// (WithTemp); nil in the shared snapshot.
+	temp *TempTables
 }
 
 func newInfoSchema(version int64) *InfoSchema {
@@ -37,6 +40,9 @@ func (is *InfoSchema) DB(name string) *DBInfo { return is.dbs[strings.ToLower(na
 
 // Table returns the table db.name or nil.
 func (is *InfoSchema) Table(db, name string) *TableInfo {
+	if t := is.tempTable(db, name); t != nil {
+		return t
+	}
 	return is.tables[strings.ToLower(db)][strings.ToLower(name)]
 }
 
@@ -51,7 +57,17 @@ func (is *InfoSchema) DBByID(id int64) *DBInfo {
 }
 
 // TableByID returns the table with the given id or nil.
-func (is *InfoSchema) TableByID(id int64) *TableInfo { return is.byID[id] }
+func (is *InfoSchema) TableByID(id int64) *TableInfo {
+	if t := is.temp.TableByID(id); t != nil {
+		return t
+	}
+	return is.byID[id]
+}
+
+// BaseTable returns the base (shared, not temporary) table db.name or nil.
+func (is *InfoSchema) BaseTable(db, name string) *TableInfo {
+	return is.tables[strings.ToLower(db)][strings.ToLower(name)]
+}
 
 // DBs returns all databases sorted by name.
 func (is *InfoSchema) DBs() []*DBInfo {
@@ -63,7 +79,8 @@ func (is *InfoSchema) DBs() []*DBInfo {
 	return out
 }
 
-// Tables returns the tables of db sorted by name.
+// Tables returns the base tables of db sorted by name (never temporary
+// ones).
 func (is *InfoSchema) Tables(db string) []*TableInfo {
 	m := is.tables[strings.ToLower(db)]
 	out := make([]*TableInfo, 0, len(m))

@@ -70,6 +70,9 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 				if err := c.settleOrphans(ctx); err != nil && ctx.Err() == nil && log != nil {
 					log.Warn("settling a schema change left by a gone SQL node failed", "err", err)
 				}
+				if _, err := c.SweepTempTables(ctx); err != nil && ctx.Err() == nil && log != nil {
+					log.Warn("dropping the temporary tables of a gone SQL node failed", "err", err)
+				}
 			}()
 		}
 		rctx, cancel := context.WithTimeout(ctx, commitRefreshTimeout)

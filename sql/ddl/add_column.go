@@ -10,6 +10,7 @@ import (
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/types"
 )
 
 // addColumns appends columns online: delete-only, write-only, then
@@ -55,13 +56,17 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				case ast.ColumnOptionNotNull:
 					c.Type.Flag |= mysql.NotNullFlag
 				case ast.ColumnOptionDefaultValue:
-					txt, isNull, err := literalText(o.Expr)
+					txt, isNull, err := columnDefaultText(c, o.Expr)
 					if err != nil {
 						return nil, errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 					}
 					c.HasDefault = true
 					if !isNull {
 						c.Default = &txt
+					}
+				case ast.ColumnOptionOnUpdate:
+					if err := setOnUpdate(c, o.Expr); err != nil {
+						return nil, err
 					}
 				case ast.ColumnOptionAutoIncrement, ast.ColumnOptionPrimaryKey, ast.ColumnOptionUniqKey:
 					return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a key column")
@@ -75,7 +80,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 				s := def.String()
 				c.Default = &s
 			}
-			if err := setOriginDefault(c); err != nil {
+			if err := setOriginDefault(c, d.TimeZone); err != nil {
 				return nil, err
 			}
 			nt.Columns = append(nt.Columns, c)
@@ -95,13 +100,14 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, cols []*ast.Col
 
 // setOriginDefault fixes the value the table's existing rows read for a
 // column being added with DEFAULT CURRENT_TIMESTAMP: the time of the
-// ALTER, once, for every old row (a literal default needs nothing: rows
-// read Default, which no statement changes yet).
-func setOriginDefault(c *catalog.ColumnInfo) error {
+// ALTER in zone, once, for every old row, in its stored form (a TIMESTAMP
+// in UTC); a literal default needs nothing: rows read Default, which no
+// statement changes yet.
+func setOriginDefault(c *catalog.ColumnInfo, zone *types.TimeZone) error {
 	if c.Default == nil || !executor.IsCurrentTimestamp(*c.Default) {
 		return nil
 	}
-	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now()}, StrictMode: true}
+	ctx := &executor.Context{Eval: &expression.Context{StmtTime: time.Now(), TimeZone: zone}, StrictMode: true}
 	d, err := executor.DefaultValue(ctx, c, 0)
 	if err != nil {
 		return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
@@ -109,6 +115,7 @@ func setOriginDefault(c *catalog.ColumnInfo) error {
 	if d.IsNull() {
 		return nil
 	}
+	d = executor.StoredValue(d, c, ctx.Eval.Zone())
 	s := d.String()
 	c.OriginDefault = &s
 	return nil

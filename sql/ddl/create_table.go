@@ -16,6 +16,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	if err != nil {
 		return err
 	}
+	if x.TemporaryKeyword == ast.TemporaryGlobal {
+		return errGlobalTemporary()
+	}
 	if x.ReferTable != nil || x.Select != nil {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE/SELECT")
 	}
@@ -61,13 +64,17 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 				c.AutoIncrement = true
 				c.Type.Flag |= mysql.AutoIncrementFlag
 			case ast.ColumnOptionDefaultValue:
-				txt, isNull, err := literalText(o.Expr)
+				txt, isNull, err := columnDefaultText(c, o.Expr)
 				if err != nil {
 					return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 				}
 				c.HasDefault = true
 				if !isNull {
 					c.Default = &txt
+				}
+			case ast.ColumnOptionOnUpdate:
+				if err := setOnUpdate(c, o.Expr); err != nil {
+					return err
 				}
 			case ast.ColumnOptionPrimaryKey:
 				if pk != nil {
@@ -179,6 +186,14 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 	}
 	if autoCols > 1 {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
+	}
+	if x.TemporaryKeyword == ast.TemporaryLocal {
+		// A temporary table's check names need only be unique within it
+		// (MySQL keeps them out of the schema's dictionary).
+		if err := applyExprs(t, checksOnly(pending), map[string]bool{}); err != nil {
+			return err
+		}
+		return d.createTemporary(ctx, dbName, t, x.IfNotExists, autoIncStart)
 	}
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		db := m.Schema().DB(dbName)

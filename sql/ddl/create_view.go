@@ -22,6 +22,9 @@ func (d *DDL) createView(ctx context.Context, x *ast.CreateViewStmt) error {
 	if err := x.Select.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags|format.RestoreStringEscapeBackslash, &sb)); err != nil {
 		return err
 	}
+	if err := d.checkViewTemporary(x.Select); err != nil {
+		return err
+	}
 	var cols []string
 	if d.CheckView != nil {
 		names, err := d.CheckView(x.Select)

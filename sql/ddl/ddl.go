@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/types"
 )
 
 // DDL executes schema changes through the catalog.
@@ -19,6 +20,13 @@ type DDL struct {
 	// explicit CLUSTERED/NONCLUSTERED is clustered (the session's
 	// tidb_enable_clustered_index; the zero value clusters every one).
 	Clustering Clustering
+	// TimeZone is the session's time zone: an added column's DEFAULT
+	// CURRENT_TIMESTAMP gives existing rows the ALTER's time in it (nil:
+	// UTC).
+	TimeZone *types.TimeZone
+	// Temp is the session's TEMPORARY tables (temporary.go); nil: the
+	// caller has no session, and CREATE TEMPORARY TABLE is refused.
+	Temp *catalog.TempTables
 }
 
 // Clustering is the tidb_enable_clustered_index policy for primary keys
@@ -60,12 +68,21 @@ func (d *DDL) Exec(ctx context.Context, stmt ast.DDLNode) error {
 	case *ast.DropTableStmt:
 		return d.dropTables(ctx, x)
 	case *ast.CreateIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.createIndex(ctx, x.Table, x.IndexName, x.KeyType == ast.IndexKeyTypeUnique, x.IndexPartSpecifications, x.IfNotExists)
 	case *ast.DropIndexStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.dropIndex(ctx, x.Table, x.IndexName, x.IfExists)
 	case *ast.TruncateTableStmt:
 		return d.truncate(ctx, x.Table)
 	case *ast.AlterTableStmt:
+		if err := d.refuseTemporary(x.Table); err != nil {
+			return err
+		}
 		return d.alterTable(ctx, x)
 	case *ast.CreateViewStmt:
 		return d.createView(ctx, x)

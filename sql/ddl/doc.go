@@ -1,6 +1,7 @@
 // Package ddl executes DDL statements: it decides what each statement
 // changes in the schema, checks the names it creates (names.go) and the
-// defaults it declares (defaults.go), and does the data work an online
+// defaults it declares (defaults.go; DEFAULT and ON UPDATE
+// CURRENT_TIMESTAMP in current_timestamp.go), and does the data work an online
 // schema change needs (backfill.go). One file per DDL kind: database.go,
 // create_table.go, drop_table.go, truncate_table.go, create_index.go,
 // drop_index.go, add_column.go, drop_column.go, create_view.go,
@@ -10,6 +11,8 @@
 // schema) and expr_text.go prints them as MySQL does, which is also the
 // text the catalog keeps; alter_table.go dispatches ALTER TABLE's specs,
 // ddl.go the statements.
+// temporary.go is the TEMPORARY-table side of CREATE, DROP and TRUNCATE:
+// those change only the session's DDL.Temp, never the shared schema.
 //
 // The seam with sql/catalog: the catalog holds the schema objects, their
 // storage and the machinery every SQL node takes part in: the DDL

@@ -22,7 +22,29 @@ func queueTableData(txn kv.Txn, seq int, t *catalog.TableInfo) error {
 }
 
 func (d *DDL) dropTables(ctx context.Context, x *ast.DropTableStmt) error {
+	if x.TemporaryKeyword == ast.TemporaryGlobal {
+		return errGlobalTemporary()
+	}
 	for _, tn := range x.Tables {
+		// DROP [TEMPORARY] TABLE drops the session's temporary table of
+		// that name first; DROP TEMPORARY TABLE only that.
+		if !x.IsView {
+			if t := d.tempTable(tn); t != nil {
+				db, _ := d.dbName(tn)
+				d.Temp.Remove(db, t.Name)
+				continue
+			}
+		}
+		if x.TemporaryKeyword == ast.TemporaryLocal {
+			if x.IfExists {
+				continue
+			}
+			db, err := d.dbName(tn)
+			if err != nil {
+				return err
+			}
+			return errno.NewStd(mysql.ErrBadTable, db+"."+tn.Name.O)
+		}
 		err := d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 			db, t, err := d.tableFor(m, tn)
 			if err != nil {

@@ -8,6 +8,10 @@ import (
 )
 
 func (d *DDL) truncate(ctx context.Context, tn *ast.TableName) error {
+	if t := d.tempTable(tn); t != nil {
+		db, _ := d.dbName(tn)
+		return d.truncateTemporary(ctx, db, t)
+	}
 	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {

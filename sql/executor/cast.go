@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -386,21 +385,10 @@ func castTimeColumn(ctx *Context, d types.Datum, c *catalog.ColumnInfo, row int)
 		return v, nil
 	}
 	if ft.Tp == mysql.TypeTimestamp {
-		g := f.GoTime(time.Local)
-		if g.Before(timestampMin) || g.After(timestampMax) {
-			if err := castFail(ctx, ctx.StrictMode, incorrect()); err != nil {
-				return d, err
-			}
-			return types.NewTime(types.TimeFields{}, ft.Tp, fsp), nil
-		}
+		return castTimestamp(ctx, d, v, c, row, incorrect)
 	}
 	return v, nil
 }
-
-var (
-	timestampMin = time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
-	timestampMax = time.Date(2038, 1, 19, 3, 14, 7, 999999000, time.UTC)
-)
 
 // isCurrentTimestamp reports a CURRENT_TIMESTAMP default (NOW() and the
 // (fsp) forms included).
@@ -454,12 +442,7 @@ func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, er
 		if (c.Type.IsTime() || c.Type.Tp == mysql.TypeDuration) && isCurrentTimestamp(*c.Default) {
 			// NOW() at the column's precision is truncated, not rounded
 			// (so the default never lies after a later NOW()).
-			unit := time.Second
-			for i := 0; i < c.Type.Decimal && i < 6; i++ {
-				unit /= 10
-			}
-			now := ctx.Eval.Now().Truncate(unit)
-			return CastToColumn(ctx, types.NewTime(types.TimeFieldsOf(now), mysql.TypeDatetime, types.MaxFsp), c, row)
+			return CastToColumn(ctx, ctx.Eval.NowDatum(min(max(c.Type.Decimal, 0), types.MaxFsp)), c, row)
 		}
 		return CastToColumn(ctx, types.NewString(*c.Default), c, row)
 	}

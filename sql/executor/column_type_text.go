@@ -26,7 +26,8 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 	return ""
 }
 
-// ColumnExtra is the EXTRA of information_schema.COLUMNS and SHOW COLUMNS.
+// ColumnExtra is a column's EXTRA (information_schema.COLUMNS, SHOW
+// COLUMNS) as MySQL 8 words it.
 func ColumnExtra(c *catalog.ColumnInfo) string {
 	switch {
 	case c.AutoIncrement:
@@ -35,10 +36,24 @@ func ColumnExtra(c *catalog.ColumnInfo) string {
 		return "STORED GENERATED"
 	case c.IsGenerated():
 		return "VIRTUAL GENERATED"
-	case c.DefaultIsExpr:
-		return "DEFAULT_GENERATED"
 	}
-	return ""
+	var parts []string
+	if c.DefaultIsExpr || c.Default != nil && *c.Default == "CURRENT_TIMESTAMP" {
+		parts = append(parts, "DEFAULT_GENERATED")
+	}
+	if c.OnUpdate {
+		parts = append(parts, "on update "+CurrentTimestampText(&c.Type))
+	}
+	return strings.Join(parts, " ")
+}
+
+// CurrentTimestampText is a CURRENT_TIMESTAMP default or ON UPDATE clause
+// of a column as MySQL prints it: at the column's precision.
+func CurrentTimestampText(ft *types.FieldType) string {
+	if ft.Decimal > 0 {
+		return fmt.Sprintf("CURRENT_TIMESTAMP(%d)", ft.Decimal)
+	}
+	return "CURRENT_TIMESTAMP"
 }
 
 // TypeName is the bare SQL type name of a column type (DATA_TYPE).
@@ -129,6 +144,10 @@ func ColumnTypeString(ft *types.FieldType) string {
 		}
 		if ft.IsUnsigned() {
 			s += " unsigned"
+		}
+	case mysql.TypeTimestamp, mysql.TypeDatetime, mysql.TypeDuration:
+		if ft.Decimal > 0 {
+			s = fmt.Sprintf("%s(%d)", name, ft.Decimal)
 		}
 	case mysql.TypeEnum, mysql.TypeSet:
 		quoted := make([]string, len(ft.Elems))

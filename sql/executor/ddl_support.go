@@ -14,7 +14,8 @@ import (
 // and ADD COLUMN fills defaults as INSERT would.
 
 // DecodeRecord decodes the stored row value of handle h of t, full width
-// (every column of t, in order), as table readers see it.
+// (every column of t, in order), in its stored form (TIMESTAMP columns in
+// UTC, which IndexValues expects).
 func DecodeRecord(t *catalog.TableInfo, h tablecodec.Handle, value []byte) (types.Row, error) {
 	return codecOf(t).decodeRow(t, h, value, !t.PKIsHandle && !t.CommonHandle)
 }
@@ -53,4 +54,10 @@ func GeneratedValue(e expression.Expr, c *catalog.ColumnInfo, row types.Row, row
 		return types.Datum{}, errno.NewStd(mysql.ErrBadNull, c.Name)
 	}
 	return v, nil
+}
+
+// StoredValue is column c's value d (in zone, as statements see it) in
+// its stored form: a TIMESTAMP in UTC, anything else unchanged.
+func StoredValue(d types.Datum, c *catalog.ColumnInfo, zone *types.TimeZone) types.Datum {
+	return toStoredTime(d, &c.Type, zone)
 }

@@ -11,7 +11,7 @@ func execDelete(ctx *Context, p *planner.Delete) error {
 	}
 	w := newWriter(ctx, p.Table)
 	for _, row := range rows {
-		h, err := w.tc.handleOf(p.Table, row)
+		h, err := w.tc.handleOf(p.Table, row, w.ctx.zone())
 		if err != nil {
 			return err
 		}

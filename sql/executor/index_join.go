@@ -270,7 +270,7 @@ func (b *indexJoinBatcher) readPoints() error {
 		}
 		row := types.Row(b.datums[used : used+width : used+width])
 		used += width
-		if err := r.tc.decodeInto(row, h, v, r.ts.ExtraHandle); err != nil {
+		if err := r.tc.decodeInto(row, h, v, r.ts.ExtraHandle, r.ctx.zone()); err != nil {
 			return err
 		}
 		b.found = append(b.found, row)
@@ -344,7 +344,7 @@ func (b *indexJoinBatcher) readRanges() error {
 			case recordRanges:
 				_, h, err := tablecodec.DecodeRecordKey(k)
 				if err == nil {
-					row, err = r.tc.decodeOwnedRow(r.ts.Table, h, it.Value(), r.ts.ExtraHandle)
+					row, err = r.tc.decodeOwnedRow(r.ts.Table, h, it.Value(), r.ts.ExtraHandle, r.ctx.zone())
 				}
 				if err != nil {
 					it.Close()
@@ -388,7 +388,7 @@ func (b *indexJoinBatcher) readRanges() error {
 			if err != nil {
 				return err
 			}
-			if b.scanRows[j], err = r.tc.decodeOwnedRow(r.ts.Table, h, v, r.ts.ExtraHandle); err != nil {
+			if b.scanRows[j], err = r.tc.decodeOwnedRow(r.ts.Table, h, v, r.ts.ExtraHandle, r.ctx.zone()); err != nil {
 				return err
 			}
 		}

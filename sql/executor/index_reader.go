@@ -101,6 +101,7 @@ func (r *tableReader) coverRow(key, val []byte) (types.Row, error) {
 	if r.ts.ExtraHandle {
 		row[width-1] = types.NewInt(h.IntValue())
 	}
+	r.tc.rowFromStored(row, r.ctx.zone())
 	return row, nil
 }
 

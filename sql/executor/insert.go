@@ -229,7 +229,7 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 
 func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum int) error {
 	t := p.Table
-	h, err := w.tc.handleOf(t, row)
+	h, err := w.tc.handleOf(t, row, w.ctx.zone())
 	if err != nil {
 		return err
 	}
@@ -297,6 +297,12 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 			}
 			if rowsEqual(old, nrow) {
 				return nil
+			}
+			if err := touchOnUpdate(ctx, t, p.OnDup, nrow, rowNum); err != nil {
+				return err
+			}
+			if err := refreshAfterTouch(ctx, p.Exprs, t, nrow, rowNum); err != nil {
+				return err
 			}
 			if err := w.updateRow(old, nrow); err != nil {
 				return err

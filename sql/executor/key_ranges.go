@@ -210,12 +210,13 @@ next:
 			if err != nil {
 				return buf[:keyStart], out, err
 			}
-			d, exact, ok := keyDatum(v, &t.Columns[idx.Columns[i].Offset].Type)
+			ft := &t.Columns[idx.Columns[i].Offset].Type
+			d, exact, ok := keyDatum(v, ft)
 			if !ok || !exact {
 				buf = buf[:keyStart]
 				continue next
 			}
-			buf = codec.AppendDatum(buf, d)
+			buf = codec.AppendDatum(buf, toStoredTime(d, ft, r.ctx.zone()))
 		}
 		key := keyFrom(buf, keyStart)
 		if rg.Low == nil && rg.High == nil {
@@ -237,7 +238,7 @@ next:
 				continue
 			}
 			s := len(buf)
-			buf = codec.AppendDatum(append(buf, key...), d)
+			buf = codec.AppendDatum(append(buf, key...), toStoredTime(d, ft, r.ctx.zone()))
 			start = keyFrom(buf, s)
 			if rg.LowExcl || (!exact && types.Compare(d, v) < 0) {
 				buf, start = appendPrefixNext(buf[:s], start) // in place
@@ -259,7 +260,7 @@ next:
 				continue
 			}
 			s := len(buf)
-			buf = codec.AppendDatum(append(buf, key...), d)
+			buf = codec.AppendDatum(append(buf, key...), toStoredTime(d, ft, r.ctx.zone()))
 			end = keyFrom(buf, s)
 			if !(rg.HighExcl || (!exact && types.Compare(d, v) > 0)) {
 				buf, end = appendPrefixNext(buf[:s], end) // in place

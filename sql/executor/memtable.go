@@ -56,6 +56,9 @@ func (e *memTableExec) Open() error {
 					def := types.Datum{}
 					if c.Default != nil && !c.IsGenerated() {
 						def = str(*c.Default)
+						if *c.Default == "CURRENT_TIMESTAMP" {
+							def = str(CurrentTimestampText(&c.Type))
+						}
 					}
 					nullable := "YES"
 					if c.Type.NotNull() {

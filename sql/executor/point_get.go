@@ -203,11 +203,12 @@ func (r *tableReader) pointValues(pt []expression.Expr, cols []int) ([]types.Dat
 		if err != nil {
 			return nil, false, err
 		}
-		d, exact, ok := keyDatum(v, &r.ts.Table.Columns[cols[i]].Type)
+		ft := &r.ts.Table.Columns[cols[i]].Type
+		d, exact, ok := keyDatum(v, ft)
 		if !ok || !exact {
 			return nil, false, nil
 		}
-		vals[i] = d
+		vals[i] = toStoredTime(d, ft, r.ctx.zone())
 	}
 	return vals, true, nil
 }

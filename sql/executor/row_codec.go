@@ -3,6 +3,7 @@ package executor
 import (
 	"sync"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/sql/planner"
@@ -28,6 +29,8 @@ type tableCodec struct {
 	// in table order; onReadErr is why they could not be compiled.
 	onRead    []planner.ColumnExpr
 	onReadErr error
+	// timestampOffsets are the TIMESTAMP columns (stored in UTC).
+	timestampOffsets []int
 }
 
 var codecCache sync.Map // *catalog.TableInfo -> *tableCodec
@@ -54,6 +57,9 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 			rc.Default = staticDefault(c, *c.Default)
 		}
 		cols[i] = rc
+		if c.Type.Tp == mysql.TypeTimestamp {
+			tc.timestampOffsets = append(tc.timestampOffsets, i)
+		}
 		// A delete-only column is not written: nodes that do not know it
 		// yet (or any more) share the table, and rows read it as its
 		// default.
@@ -89,20 +95,23 @@ func staticDefault(c *catalog.ColumnInfo, literal string) types.Datum {
 }
 
 // decodeRow decodes a row value (copied: it may come from an engine
-// iterator, whose memory is reused) into a new full-width row.
+// iterator, whose memory is reused) into a new full-width row in its
+// stored form (TIMESTAMP columns in UTC), for DDL backfills and checks
+// that write it back as it was.
 func (tc *tableCodec) decodeRow(t *catalog.TableInfo, h tablecodec.Handle, val []byte, extraHandle bool) (types.Row, error) {
-	return tc.decodeOwnedRow(t, h, append([]byte(nil), val...), extraHandle)
+	return tc.decodeOwnedRow(t, h, append([]byte(nil), val...), extraHandle, types.UTC)
 }
 
 // decodeOwnedRow decodes a row value nothing changes (a Get, BatchGet or
-// kv.Iterator result): the row's datums alias it, no copy.
-func (tc *tableCodec) decodeOwnedRow(t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool) (types.Row, error) {
-	return tc.decodeOwnedRowIn(nil, t, h, owned, extraHandle)
+// kv.Iterator result): the row's datums alias it, no copy. TIMESTAMP
+// columns are converted to zone.
+func (tc *tableCodec) decodeOwnedRow(t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool, zone *types.TimeZone) (types.Row, error) {
+	return tc.decodeOwnedRowIn(nil, t, h, owned, extraHandle, zone)
 }
 
 // decodeOwnedRowIn is decodeOwnedRow with the row carved from a (nil: a
 // row of its own).
-func (tc *tableCodec) decodeOwnedRowIn(a *rowAlloc, t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool) (types.Row, error) {
+func (tc *tableCodec) decodeOwnedRowIn(a *rowAlloc, t *catalog.TableInfo, h tablecodec.Handle, owned []byte, extraHandle bool, zone *types.TimeZone) (types.Row, error) {
 	width := len(t.Columns)
 	if extraHandle {
 		width++
@@ -113,7 +122,7 @@ func (tc *tableCodec) decodeOwnedRowIn(a *rowAlloc, t *catalog.TableInfo, h tabl
 	} else {
 		row = make(types.Row, width)
 	}
-	if err := tc.decodeInto(row, h, owned, extraHandle); err != nil {
+	if err := tc.decodeInto(row, h, owned, extraHandle, zone); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -147,11 +156,13 @@ func (a *rowAlloc) row(width int) types.Row {
 }
 
 // decodeInto decodes a row value into row, a full-width row (plus the
-// handle when extraHandle); its datums alias val.
-func (tc *tableCodec) decodeInto(row types.Row, h tablecodec.Handle, val []byte, extraHandle bool) error {
+// handle when extraHandle), TIMESTAMP columns converted to zone; its datums
+// alias val.
+func (tc *tableCodec) decodeInto(row types.Row, h tablecodec.Handle, val []byte, extraHandle bool, zone *types.TimeZone) error {
 	if err := tc.decoder.Decode(val, h, row); err != nil {
 		return err
 	}
+	tc.rowFromStored(row, zone)
 	if extraHandle {
 		row[len(row)-1] = types.NewInt(h.IntValue())
 	}
@@ -180,25 +191,31 @@ func (tc *tableCodec) computeOnRead(row types.Row) error {
 	return nil
 }
 
-// encodeRowValue encodes the stored columns of a full-width row.
-func (tc *tableCodec) encodeRowValue(buf []byte, row types.Row) []byte {
+// encodeRowValue encodes the stored columns of a full-width row whose
+// TIMESTAMP columns are in zone.
+func (tc *tableCodec) encodeRowValue(buf []byte, t *catalog.TableInfo, row types.Row, zone *types.TimeZone) []byte {
 	vals := make([]types.Datum, len(tc.valueOffsets))
 	for i, off := range tc.valueOffsets {
 		vals[i] = row[off]
+		if off < len(t.Columns) {
+			vals[i] = toStoredTime(vals[i], &t.Columns[off].Type, zone)
+		}
 	}
 	return tablecodec.EncodeRow(buf, tc.valueColIDs, vals)
 }
 
-// handleOf returns the handle of a full-width row (extra is the hidden row
-// id for tables without a clustered key).
-func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.Handle, error) {
+// handleOf returns the handle of a full-width row whose TIMESTAMP columns
+// are in zone (extra is the hidden row id for tables without a clustered
+// key).
+func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row, zone *types.TimeZone) (tablecodec.Handle, error) {
 	switch {
 	case tc.handleOffset >= 0:
 		return intHandle(row[tc.handleOffset]), nil
 	case t.CommonHandle:
 		vals := make([]types.Datum, len(tc.pkOffsets))
 		for i, off := range tc.pkOffsets {
-			vals[i] = types.CollationKey(row[off], &t.Columns[off].Type)
+			ft := &t.Columns[off].Type
+			vals[i] = types.CollationKey(toStoredTime(row[off], ft, zone), ft)
 		}
 		h, _, err := tablecodec.EncodeCommonHandle(nil, vals)
 		return h, err
@@ -207,11 +224,19 @@ func (tc *tableCodec) handleOf(t *catalog.TableInfo, row types.Row) (tablecodec.
 	}
 }
 
-// indexValues extracts the values of idx's columns from a full-width row.
+// indexValues extracts the values of idx's columns from a full-width row
+// in its stored form (TIMESTAMP columns in UTC).
 func indexValues(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row) []types.Datum {
+	return indexValuesIn(t, idx, row, types.UTC)
+}
+
+// indexValuesIn extracts the key values of idx's columns from a full-width
+// row whose TIMESTAMP columns are in zone.
+func indexValuesIn(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row, zone *types.TimeZone) []types.Datum {
 	vals := make([]types.Datum, len(idx.Columns))
 	for i, ic := range idx.Columns {
-		v := types.CollationKey(row[ic.Offset], &t.Columns[ic.Offset].Type)
+		ft := &t.Columns[ic.Offset].Type
+		v := types.CollationKey(toStoredTime(row[ic.Offset], ft, zone), ft)
 		if ic.Length > 0 && !v.IsNull() {
 			b := v.Bytes()
 			b = truncateChars(b, min(ic.Length, len(b)), v.Kind() == types.KindBytes)

@@ -84,6 +84,21 @@ func isCheckViolation(err error) bool {
 	return ok && se.Code == errno.ErrCheckConstraintViolated
 }
 
+// refreshAfterTouch recomputes and rechecks an updated row whose ON
+// UPDATE CURRENT_TIMESTAMP columns touchOnUpdate just moved, which its
+// generated columns and checks may read.
+func refreshAfterTouch(ctx *Context, te *planner.TableExprs, t *catalog.TableInfo, row types.Row, rowNum int) error {
+	if te == nil {
+		return nil
+	}
+	for _, c := range t.Columns {
+		if c.OnUpdate {
+			return finishRow(ctx, te, t, row, rowNum)
+		}
+	}
+	return nil
+}
+
 // finishRow computes a written row's generated columns, then checks it.
 func finishRow(ctx *Context, te *planner.TableExprs, t *catalog.TableInfo, row types.Row, rowNum int) error {
 	if err := computeGenerated(ctx, te, t, row, rowNum); err != nil {

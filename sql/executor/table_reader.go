@@ -91,7 +91,7 @@ func (r *tableReader) Next() (types.Row, error) {
 			}
 		}
 		if r.ts.LockEach && r.ctx.Pessimistic && r.ts.Kind != planner.AccessPoint {
-			h, err := r.tc.handleOf(r.ts.Table, row)
+			h, err := r.tc.handleOf(r.ts.Table, row, r.ctx.zone())
 			if err != nil {
 				return nil, err
 			}
@@ -138,7 +138,7 @@ func (r *tableReader) next() (types.Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		row, err := r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle)
+		row, err := r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), r.it.Value(), r.ts.ExtraHandle, r.ctx.zone())
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func (r *tableReader) readAllAndLock() error {
 		if row == nil {
 			break
 		}
-		h, err := r.tc.handleOf(r.ts.Table, row)
+		h, err := r.tc.handleOf(r.ts.Table, row, r.ctx.zone())
 		if err != nil {
 			return err
 		}
@@ -195,5 +195,5 @@ func (r *tableReader) decodeKV(k kv.Key, v []byte) (types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), v, r.ts.ExtraHandle)
+	return r.tc.decodeOwnedRowIn(&r.rows, r.ts.Table, h.Clone(), v, r.ts.ExtraHandle, r.ctx.zone())
 }

@@ -70,7 +70,7 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 		if !idx.Unique || !adds(idx) {
 			continue
 		}
-		vals := indexValues(w.t, idx, row)
+		vals := indexValuesIn(w.t, idx, row, w.ctx.zone())
 		if tablecodec.IndexKeyHasHandle(true, vals) {
 			continue
 		}
@@ -89,7 +89,7 @@ func (w *writer) uniqueKeys(row types.Row, h tablecodec.Handle) ([]kv.Key, []*ca
 func (w *writer) prefetchUnique(rows []types.Row) error {
 	var keys []kv.Key
 	for _, row := range rows {
-		h, err := w.tc.handleOf(w.t, row)
+		h, err := w.tc.handleOf(w.t, row, w.ctx.zone())
 		if err != nil {
 			return nil // insertOne reports it
 		}
@@ -175,7 +175,7 @@ func (w *writer) handleDatums(row types.Row) []types.Datum {
 // uniqueness.
 func (w *writer) addRow(row types.Row, h tablecodec.Handle) error {
 	rk := w.rowKey(h)
-	if err := w.ctx.Txn.Set(rk, w.tc.encodeRowValue(nil, row)); err != nil {
+	if err := w.ctx.Txn.Set(rk, w.tc.encodeRowValue(nil, w.t, row, w.ctx.zone())); err != nil {
 		return err
 	}
 	for _, idx := range w.idx {
@@ -190,7 +190,7 @@ func (w *writer) addRow(row types.Row, h tablecodec.Handle) error {
 }
 
 func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecodec.Handle) error {
-	vals := indexValues(w.t, idx, row)
+	vals := indexValuesIn(w.t, idx, row, w.ctx.zone())
 	k, v := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
 	if err := w.ctx.Txn.Set(k, v); err != nil {
 		return err
@@ -199,7 +199,7 @@ func (w *writer) addIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecod
 }
 
 func (w *writer) deleteIndexEntry(idx *catalog.IndexInfo, row types.Row, h tablecodec.Handle) error {
-	vals := indexValues(w.t, idx, row)
+	vals := indexValuesIn(w.t, idx, row, w.ctx.zone())
 	k, _ := tablecodec.EncodeIndexEntry(nil, nil, w.t.ID, idx.ID, idx.Unique, vals, h)
 	if idx.Unique && !idx.Public() && !tablecodec.IndexKeyHasHandle(true, vals) {
 		// Not yet backfilled, this row may have no entry while another
@@ -230,11 +230,11 @@ func (w *writer) removeRow(row types.Row, h tablecodec.Handle) error {
 
 // updateRow replaces old by new (both full-width).
 func (w *writer) updateRow(old, new types.Row) error {
-	oh, err := w.tc.handleOf(w.t, old)
+	oh, err := w.tc.handleOf(w.t, old, w.ctx.zone())
 	if err != nil {
 		return err
 	}
-	nh, err := w.tc.handleOf(w.t, new)
+	nh, err := w.tc.handleOf(w.t, new, w.ctx.zone())
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (w *writer) updateRow(old, new types.Row) error {
 			return err
 		}
 	}
-	return w.ctx.Txn.Set(w.rowKey(nh), w.tc.encodeRowValue(nil, new))
+	return w.ctx.Txn.Set(w.rowKey(nh), w.tc.encodeRowValue(nil, w.t, new, w.ctx.zone()))
 }
 
 // checkChangedUniques checks that the keys an update moves to are free.
@@ -289,7 +289,7 @@ func (w *writer) checkChangedUniques(old, new types.Row, nh tablecodec.Handle, h
 				changed = true
 			}
 		}
-		vals := indexValues(w.t, idx, new)
+		vals := indexValuesIn(w.t, idx, new, w.ctx.zone())
 		if !changed || tablecodec.IndexKeyHasHandle(true, vals) {
 			continue
 		}
@@ -343,5 +343,5 @@ func (w *writer) fetchRow(h tablecodec.Handle) (types.Row, error) {
 		}
 		return nil, err
 	}
-	return w.tc.decodeOwnedRow(w.t, h.Clone(), v, !w.t.PKIsHandle && !w.t.CommonHandle)
+	return w.tc.decodeOwnedRow(w.t, h.Clone(), v, !w.t.PKIsHandle && !w.t.CommonHandle, w.ctx.zone())
 }

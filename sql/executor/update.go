@@ -31,6 +31,16 @@ func execUpdate(ctx *Context, p *planner.Update) error {
 		if rowsEqual(old, nrow) {
 			continue
 		}
+		if err := touchOnUpdate(ctx, p.Table, p.Assignments, nrow, i+1); err != nil {
+			return err
+		}
+		if err := refreshAfterTouch(ctx, p.Exprs, p.Table, nrow, i+1); err != nil {
+			if p.Ignore && isCheckViolation(err) {
+				ctx.Eval.AppendWarning(err)
+				continue
+			}
+			return err
+		}
 		if err := w.updateRow(old, nrow); err != nil {
 			if p.Ignore {
 				var se *errno.SQLError

@@ -664,24 +664,101 @@ func evalTimestampDiff(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum,
 	return types.NewInt(diff / per), nil
 }
 
+// evalNow is NOW() and its synonyms: the statement's time in the session's
+// zone (fixed for the statement, as in MySQL); dateOnly is CURDATE().
 func evalNow(dateOnly bool) evalFunc {
 	return func(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
-		now := types.TimeFieldsOf(ctx.Now())
 		if dateOnly {
-			return types.NewTime(now, mysql.TypeDate, 0), nil
+			return ctx.NowDatum(0).WithTimeType(mysql.TypeDate, 0), nil
 		}
-		fsp := f.Ft.Decimal
-		now.Micro -= now.Micro % int([]int{1000000, 100000, 10000, 1000, 100, 10, 1}[fsp])
-		return types.NewTime(now, mysql.TypeDatetime, fsp), nil
+		return ctx.NowDatum(f.Ft.Decimal), nil
 	}
 }
 
+// evalSysdate is SYSDATE(): the time it runs, not the statement's.
+func evalSysdate(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	now, fold := types.InstantIn(time.Now(), ctx.Zone())
+	now.Micro -= now.Micro % int(truncUnit[f.Ft.Decimal])
+	return types.NewTime(now, mysql.TypeDatetime, f.Ft.Decimal).WithFold(fold), nil
+}
+
+// clockMicros is the time of day of t in microseconds, truncated to fsp.
+func clockMicros(t types.TimeFields, fsp int) int64 {
+	us := int64(t.Hour)*3600e6 + int64(t.Minute)*60e6 + int64(t.Second)*1e6 + int64(t.Micro)
+	return us - us%truncUnit[fsp]
+}
+
 func evalCurTime(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
-	now := types.TimeFieldsOf(ctx.Now())
+	return types.NewDuration(clockMicros(types.TimeFieldsOf(ctx.Now()), f.Ft.Decimal), f.Ft.Decimal), nil
+}
+
+// utcNow is the statement's time in UTC (UTC_TIMESTAMP, UTC_DATE,
+// UTC_TIME).
+func utcNow(ctx *Context) types.TimeFields {
+	return types.TimeFieldsOf(ctx.Now().UTC())
+}
+
+func evalUTCTimestamp(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	now := utcNow(ctx)
+	now.Micro -= now.Micro % int(truncUnit[f.Ft.Decimal])
+	return types.NewTime(now, mysql.TypeDatetime, f.Ft.Decimal), nil
+}
+
+func evalUTCDate(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	return types.NewTime(utcNow(ctx), mysql.TypeDate, 0), nil
+}
+
+func evalUTCTime(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	return types.NewDuration(clockMicros(utcNow(ctx), f.Ft.Decimal), f.Ft.Decimal), nil
+}
+
+// evalConvertTZ is CONVERT_TZ(dt, from, to): NULL for a NULL argument, an
+// unknown zone or an invalid datetime; a value whose instant lies outside
+// TIMESTAMP's range is returned unconverted (MySQL's rule).
+func evalConvertTZ(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
+	var args [3]types.Datum
+	for i := range args {
+		d, err := f.Args[i].Eval(ctx, row)
+		if err != nil || d.IsNull() {
+			return types.Datum{}, err
+		}
+		args[i] = d
+	}
+	t, ok := toTimeArg(ctx, args[0])
+	if !ok || zeroDateNull(t) {
+		return types.Datum{}, nil
+	}
+	from, err1 := types.LoadTimeZone(string(toStr(args[1])))
+	to, err2 := types.LoadTimeZone(string(toStr(args[2])))
+	if err1 != nil || err2 != nil {
+		return types.Datum{}, nil
+	}
 	fsp := f.Ft.Decimal
-	us := int64(now.Hour)*3600e6 + int64(now.Minute)*60e6 + int64(now.Second)*1e6 + int64(now.Micro)
-	us -= us % int64([]int{1000000, 100000, 10000, 1000, 100, 10, 1}[fsp])
-	return types.NewDuration(us, fsp), nil
+	utc, _ := from.ToUTC(t.TimeFields(), t.Fold())
+	if !types.TimestampInRange(utc) {
+		return types.NewTime(t.TimeFields(), mysql.TypeDatetime, fsp), nil
+	}
+	local, _ := to.FromUTC(utc)
+	return types.NewTime(local, mysql.TypeDatetime, fsp), nil
+}
+
+// convertTZType is DATETIME with the first argument's precision: a time
+// type's, a constant string's fraction digits, else 6.
+func convertTZType(args []Expr) types.FieldType {
+	at := args[0].Type()
+	switch {
+	case at.IsTime() || at.Tp == mysql.TypeDuration:
+		return TimeFieldType(mysql.TypeDatetime, max(at.Decimal, 0))
+	case at.IsString():
+		if c, ok := args[0].(*Constant); ok && !c.Value.IsNull() {
+			s := strings.TrimSpace(string(toStr(c.Value)))
+			if i := strings.LastIndexByte(s, '.'); i >= 0 && !strings.ContainsAny(s[i:], ":- ") {
+				return TimeFieldType(mysql.TypeDatetime, min(len(s)-i-1, types.MaxFsp))
+			}
+			return TimeFieldType(mysql.TypeDatetime, 0)
+		}
+	}
+	return TimeFieldType(mysql.TypeDatetime, types.MaxFsp)
 }
 
 func init() {
@@ -689,9 +766,14 @@ func init() {
 		registerBuiltin("time", name, builtin{minArgs, maxArgs, fn, rt, false})
 	}
 	nowType := func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDatetime, constFsp(args, 0)) }
-	for _, n := range []string{"now", "current_timestamp", "localtime", "localtimestamp", "sysdate"} {
+	for _, n := range []string{"now", "current_timestamp", "localtime", "localtimestamp"} {
 		registerBuiltin("time", n, builtin{0, 1, evalNow(false), nowType, true})
 	}
+	registerBuiltin("time", "sysdate", builtin{0, 1, evalSysdate, nowType, true})
+	registerBuiltin("time", "utc_timestamp", builtin{0, 1, evalUTCTimestamp, nowType, true})
+	registerBuiltin("time", "utc_date", builtin{0, 0, evalUTCDate, func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true})
+	registerBuiltin("time", "utc_time", builtin{0, 1, evalUTCTime, func(args []Expr) types.FieldType { return TimeFieldType(mysql.TypeDuration, constFsp(args, 0)) }, true})
+	add("convert_tz", 3, 3, evalConvertTZ, convertTZType)
 	for _, n := range []string{"curdate", "current_date"} {
 		registerBuiltin("time", n, builtin{0, 0, evalNow(true), func([]Expr) types.FieldType { return TimeFieldType(mysql.TypeDate, 0) }, true})
 	}
@@ -840,12 +922,18 @@ func init() {
 		if !ok || zeroDateNull(t) {
 			return types.NewInt(0), nil
 		}
+		// The argument is a local time in the session's zone (a TIMESTAMP
+		// column's value keeps its overlap mark).
 		tf := t.TimeFields()
-		g := tf.GoTime(time.Local)
-		if f.Ft.Tp == mysql.TypeNewDecimal {
-			return types.NewDecimalFromCoef(g.Unix()*1000000+int64(tf.Micro), 6), nil
+		utc, _ := ctx.Zone().ToUTC(tf, t.Fold())
+		sec := utc.GoTime(time.UTC).Unix()
+		if sec < 0 {
+			sec, utc.Micro = 0, 0
 		}
-		return types.NewInt(g.Unix()), nil
+		if f.Ft.Tp == mysql.TypeNewDecimal {
+			return types.NewDecimalFromCoef(sec*1000000+int64(utc.Micro), 6), nil
+		}
+		return types.NewInt(sec), nil
 	}, func(args []Expr) types.FieldType {
 		if len(args) == 1 && args[0].Type().Decimal > 0 && args[0].Type().IsTime() {
 			return decimalType(18, 6)
@@ -869,9 +957,9 @@ func init() {
 		if !ok {
 			return types.Datum{}, nil
 		}
-		g := time.UnixMicro(n).In(time.Local)
+		local, fold := types.InstantIn(time.UnixMicro(n), ctx.Zone())
 		fsp := min(x.DecimalScale(), types.MaxFsp)
-		t := types.NewTime(types.TimeFieldsOf(g), mysql.TypeDatetime, fsp)
+		t := types.NewTime(local, mysql.TypeDatetime, fsp).WithFold(fold)
 		if len(f.Args) > 1 {
 			fm, err := f.Args[1].Eval(ctx, row)
 			if err != nil || fm.IsNull() {

@@ -82,15 +82,40 @@ type Context struct {
 	// rule). The session sets it per statement; when it is zero, each call
 	// reads the clock.
 	StmtTime time.Time
+	// TimeZone is the session's time_zone: NOW() and its kin read the
+	// clock in it and TIMESTAMP columns are shown in it. nil is UTC (no
+	// session: DDL's own evaluations).
+	TimeZone *types.TimeZone
 }
 
-// Now is the statement time (see StmtTime), in the local time zone.
+// Now is the statement time (see StmtTime), in the session's time zone.
 func (c *Context) Now() time.Time {
 	if c == nil || c.StmtTime.IsZero() {
-		return time.Now()
+		return time.Now().In(c.Zone().Location())
 	}
-	return c.StmtTime
+	return c.StmtTime.In(c.Zone().Location())
 }
+
+// Zone is the session's time zone (UTC without one).
+func (c *Context) Zone() *types.TimeZone {
+	if c == nil || c.TimeZone == nil {
+		return types.UTC
+	}
+	return c.TimeZone
+}
+
+// NowDatum is the statement time as a DATETIME with fsp digits (truncated,
+// as NOW(fsp) is) in the session's zone, marked when it is the later of
+// two instants sharing its local time so a TIMESTAMP column keeps it.
+func (c *Context) NowDatum(fsp int) types.Datum {
+	now := c.Now()
+	f, fold := types.InstantIn(now, c.Zone())
+	f.Micro -= f.Micro % int(truncUnit[fsp])
+	return types.NewTime(f, mysql.TypeDatetime, fsp).WithFold(fold)
+}
+
+// truncUnit[fsp] is the microseconds NOW(fsp) truncates to.
+var truncUnit = [...]int64{1000000, 100000, 10000, 1000, 100, 10, 1}
 
 // SessionInfo is what built-in functions may ask of the session.
 type SessionInfo interface {

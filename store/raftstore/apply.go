@@ -37,6 +37,7 @@ func (s *Store) applyEntries(ac *applyContext, p *peer, ents []raftpb.Entry) {
 		if e.Index <= p.ps.apply.AppliedIndex || p.pendingRemove {
 			continue
 		}
+		checkApplyOrder(p.regionID(), p.ps.apply.AppliedIndex, e.Index)
 		var err error
 		switch e.Type {
 		case raftpb.EntryNormal:
@@ -77,6 +78,7 @@ func (s *Store) applyCommand(ac *applyContext, p *peer, e *raftpb.Entry) error {
 	if err != nil {
 		panic(fmt.Sprintf("raftstore: region %d: bad command at %d: %v", p.regionID(), e.Index, err))
 	}
+	checkCommandRegion(p.regionID(), cmd)
 	switch cmd.kind {
 	case cmdWrite:
 		return s.applyWrite(ac, p, cmd)

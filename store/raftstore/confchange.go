@@ -96,6 +96,7 @@ func (s *Store) applyConfChange(ac *applyContext, p *peer, cc raftpb.ConfChangeV
 	if err != nil || cmd.kind != cmdConfChange || len(cc.Changes) != 1 {
 		return fmt.Errorf("raftstore: region %d: unsupported conf change %v", p.regionID(), cc)
 	}
+	checkCommandRegion(p.regionID(), cmd)
 	r := p.region
 	if cmd.confVer != r.GetRegionEpoch().GetConfVer() {
 		return s.epochNotMatch(r)

@@ -86,4 +86,18 @@
 // data. A removed peer destroys itself (data, raft state, tombstone).
 // Snapshots are generated asynchronously from a Pebble snapshot and
 // travel inside the MsgSnap message over the Transport (transport.go).
+//
+// # Invariants
+//
+// Built with -tags invariants, the store checks at its boundaries
+// (invariants.go) and panics on a violation: a region's epoch never goes
+// back on a store; committed entries are applied once each, in order, and
+// a snapshot moves the applied index forward; an entry belongs to the
+// region whose log holds it; the regions of one store never overlap; a
+// split's halves cover exactly its parent's range; only a ready leader
+// outside a transfer's term holds an unexpired lease, never beyond
+// LeaderLease from now. Without the tag the checks compile away.
+//
+// testdata/ holds datadriven transcripts of a small in-process cluster
+// (datadriven_test.go).
 package raftstore

@@ -152,6 +152,7 @@ func (p *peer) self() *metapb.Peer {
 
 // setRegion installs a new applied region (the caller persisted it).
 func (p *peer) setRegion(r *metapb.Region) {
+	checkEpochAdvance(p.s.seenEpochs, r)
 	p.region = r
 	p.ps.region = r
 	p.publish()

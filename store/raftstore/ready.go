@@ -142,6 +142,7 @@ func (s *Store) handleReadies() {
 		p.ps.setSnapState(p.region, p.ps.apply.AppliedIndex, p.ps.appliedTerm)
 		p.reads.release(p.ps.apply.AppliedIndex)
 		p.checkLeaderReady()
+		checkLeaseHolder(p)
 	}
 	for _, f := range ac.after {
 		f()

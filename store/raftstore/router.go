@@ -51,6 +51,7 @@ func (r *router) rebuildLocked() {
 	sort.Slice(r.byStart, func(i, j int) bool {
 		return bytes.Compare(r.byStart[i].view.Load().region.GetStartKey(), r.byStart[j].view.Load().region.GetStartKey()) < 0
 	})
+	checkNoOverlap(r.byStart)
 }
 
 // byKey returns the peer whose region holds user key k, or nil.

@@ -160,6 +160,7 @@ func (s *Store) persistSnapshot(wb *pebble.Batch, p *peer, snap raftpb.Snapshot)
 	lo, hi := raftLogBounds(rid, 0, math.MaxUint64)
 	_ = wb.DeleteRange(lo, hi, nil)
 	idx, term := snap.Metadata.Index, snap.Metadata.Term
+	checkSnapshotForward(rid, p.ps.apply.AppliedIndex, idx)
 	p.ps.apply = raftserverpb.RaftApplyState{AppliedIndex: idx, TruncatedIndex: idx, TruncatedTerm: term}
 	p.ps.appliedTerm = term
 	p.ps.lastIndex, p.ps.lastTerm = idx, term

@@ -216,6 +216,7 @@ func (s *Store) applySplit(ac *applyContext, p *peer, cmd *command) error {
 	for i, m := range r.GetPeers() {
 		right.Peers = append(right.Peers, &metapb.Peer{Id: cmd.newPeerIDs[i], StoreId: m.GetStoreId(), Role: m.GetRole()})
 	}
+	checkSplit(r, left, right)
 	_ = ac.wb.Set(regionStateKey(left.GetId()), mustMarshal(&raftserverpb.RegionLocalState{Region: left}), nil)
 	p.setRegion(left)
 	// Both halves are checked again soon: each may still be too big.

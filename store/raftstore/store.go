@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/shoaldb/shoal/proto/metapb"
 	"github.com/shoaldb/shoal/proto/raftserverpb"
+	"github.com/shoaldb/shoal/store/internal/invariants"
 	"github.com/shoaldb/shoal/store/mvcc/mvcckey"
 	"github.com/shoaldb/shoal/store/pebbleengine"
 	"go.etcd.io/raft/v3"
@@ -55,6 +56,9 @@ type Store struct {
 	peers      map[uint64]*peer
 	tombstones map[uint64]*metapb.Region
 	dirty      map[uint64]*peer
+	// seenEpochs: the newest epoch of each region this store held
+	// (invariants builds only; see checkEpochAdvance).
+	seenEpochs map[uint64]*metapb.RegionEpoch
 }
 
 // Open opens (creating if needed) the store's Pebble in dir, recreates
@@ -87,6 +91,9 @@ func Open(dir string, cfg Config, trans Transport, pd PDClient) (*Store, error) 
 		peers:      map[uint64]*peer{},
 		tombstones: map[uint64]*metapb.Region{},
 		dirty:      map[uint64]*peer{},
+	}
+	if invariants.Enabled {
+		s.seenEpochs = map[uint64]*metapb.RegionEpoch{}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	// Proposal ids only need to differ from those of entries a previous
@@ -181,6 +188,7 @@ func findStorePeer(r *metapb.Region, storeID uint64) *metapb.Peer {
 }
 
 func (s *Store) addPeer(p *peer) {
+	checkEpochAdvance(s.seenEpochs, p.region)
 	s.peers[p.regionID()] = p
 	s.router.update(p)
 	s.dirty[p.regionID()] = p
@@ -312,6 +320,7 @@ func (s *Store) tick() {
 	for _, p := range s.peers {
 		p.rn.Tick()
 		s.markDirty(p)
+		checkLeaseHolder(p)
 		if !p.isLeader {
 			continue
 		}

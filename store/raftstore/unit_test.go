@@ -104,7 +104,11 @@ func TestEngineRanges(t *testing.T) {
 		long := string(bytes.Repeat([]byte("x"), 300)) // forces a default record
 		for _, v := range []string{"short", long} {
 			ts += 2
-			if _, err := st.Prewrite(ctx, kvrpcPrewrite(k, v, ts)); err != nil {
+			req := kvrpcPrewrite(k, v, ts)
+			// "" is one of the keys, and a lock needs a non-empty primary
+			// (mvcc's invariants check it).
+			req.PrimaryLock = []byte("primary")
+			if _, err := st.Prewrite(ctx, req); err != nil {
 				t.Fatal(err)
 			}
 			if err := kvrpcCommit(ctx, st, k, ts, ts+1); err != nil {
@@ -113,7 +117,7 @@ func TestEngineRanges(t *testing.T) {
 		}
 		ts += 2
 		if _, err := st.Prewrite(ctx, kvrpc.PrewriteRequest{Mutations: []kvrpc.Mutation{{Op: kvrpc.OpPut, Key: []byte(k), Value: []byte("locked")}},
-			PrimaryLock: []byte(k), StartTS: ts, LockTTL: 3000}); err != nil {
+			PrimaryLock: []byte("primary"), StartTS: ts, LockTTL: 3000}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -148,7 +148,11 @@ func (n *Node) adminTransferLeader(w http.ResponseWriter, r *http.Request) {
 	deadline := time.Now().Add(wait)
 	for {
 		cur, ok := n.rs.Region(ri.Region.GetId())
-		if !ok || !cur.IsLeader {
+		// Done once this store stepped down and knows who leads now (the
+		// new leader's first message), or when the deadline passes knowing
+		// only that it stepped down.
+		steppedDown := ok && !cur.IsLeader
+		if !ok || steppedDown && (cur.Leader.GetStoreId() != 0 || time.Now().After(deadline)) {
 			res := AdminResult{OK: ok, LeaderStoreID: cur.Leader.GetStoreId()}
 			if !ok {
 				res.Error = "region left this store"
@@ -156,7 +160,10 @@ func (n *Node) adminTransferLeader(w http.ResponseWriter, r *http.Request) {
 			writeAdmin(w, http.StatusOK, res)
 			return
 		}
-		if time.Now().After(deadline) || r.Context().Err() != nil {
+		if r.Context().Err() != nil {
+			return // the caller is gone
+		}
+		if !steppedDown && time.Now().After(deadline) {
 			writeAdmin(w, http.StatusOK, AdminResult{Error: fmt.Sprintf("still the leader after %s (raft abandons a transfer the target cannot catch up with)", wait),
 				LeaderStoreID: n.StoreID()})
 			return

@@ -24,7 +24,7 @@ func TestSQLNodeReachesStoresOnlyThroughContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{.ImportPath}}",
-		module+"kv/...", module+"sql/...", module+"session/...")
+		module+"kv/...", module+"sql/...", module+"session/...", module+"sqlnode/...")
 	out, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
