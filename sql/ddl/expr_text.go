@@ -112,6 +112,10 @@ func writeExpr(b *strings.Builder, n ast.ExprNode) {
 		writeExpr(b, x.Pattern)
 		b.WriteString(")")
 	case *ast.FuncCallExpr:
+		if specialSyntax(x) {
+			restoreExpr(b, n)
+			return
+		}
 		b.WriteString(x.FnName.L + "(")
 		writeList(b, x.Args)
 		b.WriteString(")")
@@ -164,4 +168,17 @@ func opLiteral(op opcode.Op) string {
 func restoreExpr(b *strings.Builder, n ast.ExprNode) {
 	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordLowercase | format.RestoreNameBackQuotes | format.RestoreStringEscapeBackslash
 	_ = n.Restore(format.NewRestoreCtx(flags, b))
+}
+
+// specialSyntax reports whether a call's arguments are not a plain list
+// (DATE_ADD's INTERVAL, TRIM's BOTH ... FROM, GET_FORMAT, ...): the
+// parser's restore spells those.
+func specialSyntax(f *ast.FuncCallExpr) bool {
+	for _, a := range f.Args {
+		switch a.(type) {
+		case *ast.TimeUnitExpr, *ast.TrimDirectionExpr, *ast.GetFormatSelectorExpr:
+			return true
+		}
+	}
+	return false
 }
