@@ -20,6 +20,8 @@ const (
 	ErrCheckConstraintRefersUnknownColumn           uint16 = 3820
 	ErrCheckConstraintNotFound                      uint16 = 3821
 	ErrCheckConstraintDupName                       uint16 = 3822
+	ErrDependentByDefaultGeneratedValue             uint16 = 3837
+	ErrDependentByCheckConstraint                   uint16 = 3959
 )
 
 var constraintMessages = map[uint16]string{
@@ -39,6 +41,8 @@ var constraintMessages = map[uint16]string{
 	ErrCheckConstraintRefersUnknownColumn:           "Check constraint '%s' refers to non-existing column '%s'.",
 	ErrCheckConstraintNotFound:                      "Check constraint '%s' is not found in the table.",
 	ErrCheckConstraintDupName:                       "Duplicate check constraint name '%s'.",
+	ErrDependentByDefaultGeneratedValue:             "Column '%s' of table '%s' has a default value expression dependency and cannot be dropped or renamed.",
+	ErrDependentByCheckConstraint:                   "Check constraint '%s' uses column '%s', hence column cannot be dropped or renamed.",
 }
 
 // NewConstraint returns one of the errors above with MySQL's message.

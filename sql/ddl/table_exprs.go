@@ -427,7 +427,7 @@ func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 		if other.IsGenerated() {
 			return errno.NewStd(mysql.ErrDependentByGeneratedColumn, c.Name)
 		}
-		return errno.New(errDependentByDefaultGeneratedValue, "Column '%s' of table '%s' has a default value expression dependency and cannot be dropped or renamed.", c.Name, t.Name)
+		return errno.NewConstraint(errno.ErrDependentByDefaultGeneratedValue, c.Name, t.Name)
 	}
 	kept := t.Checks[:0]
 	for _, ck := range t.Checks {
@@ -441,21 +441,13 @@ func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 		}
 		for _, name := range cols {
 			if !strings.EqualFold(name, c.Name) {
-				return errno.New(errCheckConstraintClauseUsingColumn, "Check constraint '%s' uses column '%s', hence column cannot be dropped or renamed.", ck.Name, c.Name)
+				return errno.NewConstraint(errno.ErrDependentByCheckConstraint, ck.Name, c.Name)
 			}
 		}
 	}
 	t.Checks = kept
 	return nil
 }
-
-// errCheckConstraintClauseUsingColumn is MySQL's
-// ER_DEPENDENT_BY_CHECK_CONSTRAINT.
-const errCheckConstraintClauseUsingColumn = 3959
-
-// errDependentByDefaultGeneratedValue is MySQL's
-// ER_DEPENDENT_BY_DEFAULT_GENERATED_VALUE.
-const errDependentByDefaultGeneratedValue = 3837
 
 // checkGeneratedRows computes the STORED generated columns being added to
 // t (as nt has them) for every row of t read in txn, so that a value a
