@@ -201,8 +201,9 @@ type LockOptions struct {
 	WaitTimeout time.Duration
 }
 
-// StagingHandle identifies a statement-level savepoint in a transaction's
-// buffer.
+// StagingHandle identifies a savepoint in a transaction's buffer: a
+// statement's own (undone when the statement fails) or a SQL SAVEPOINT's,
+// under which statements stage theirs. Handles are stack positions.
 type StagingHandle int
 
 // Txn is a transaction. It is used by one goroutine at a time.
@@ -234,7 +235,9 @@ type Txn interface {
 	LockAndGet(ctx context.Context, opts LockOptions, keys []Key) (map[string][]byte, error)
 
 	// Staging opens a savepoint; Release keeps the writes since it, Cleanup
-	// discards them. Handles nest (LIFO).
+	// discards them; either closes the stagings opened after it too.
+	// Handles nest (LIFO). Locks taken since a staging are kept by
+	// Cleanup: they end with the transaction.
 	Staging() StagingHandle
 	Release(h StagingHandle)
 	Cleanup(h StagingHandle)

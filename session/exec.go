@@ -55,6 +55,9 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	}
 	s.affected = 0
 	s.evalCtx.Params = params
+	if show := describedTable(node); show != nil {
+		node = show
+	}
 	if err := s.checkPrivilegesOnce(node, allowed); err != nil {
 		return nil, err
 	}
@@ -133,10 +136,14 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return nil, s.commitTxn(ctx)
 	case *ast.RollbackStmt:
 		if x.SavepointName != "" {
-			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support savepoints")
+			return nil, s.rollbackToSavepoint(x.SavepointName)
 		}
 		s.rollbackTxn()
 		return nil, nil
+	case *ast.SavepointStmt:
+		return nil, s.setSavepoint(ctx, x.Name)
+	case *ast.ReleaseSavepointStmt:
+		return nil, s.releaseSavepoint(x.Name)
 	case *ast.SetStmt:
 		return nil, s.runSet(ctx, x)
 	case *ast.UseStmt:
@@ -167,6 +174,18 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 		return s.runSQLPrepared(ctx, x)
 	}
 	return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this statement")
+}
+
+// describedTable is the SHOW COLUMNS that DESCRIBE t [col] (also DESC,
+// EXPLAIN t) stands for: the parser wraps it in an ExplainStmt, which is
+// otherwise the EXPLAIN of a statement. Nil for any other node.
+func describedTable(node ast.StmtNode) *ast.ShowStmt {
+	if x, ok := node.(*ast.ExplainStmt); ok {
+		if show, ok := x.Stmt.(*ast.ShowStmt); ok {
+			return show
+		}
+	}
+	return nil
 }
 
 // keepsTransaction reports the DDLs that do not commit the open

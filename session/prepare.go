@@ -27,6 +27,9 @@ type preparedStmt struct {
 }
 
 func planned(node ast.StmtNode) bool {
+	if describedTable(node) != nil {
+		return false // runs as SHOW COLUMNS
+	}
 	switch node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.ExplainStmt:
 		return true

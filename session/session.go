@@ -209,6 +209,9 @@ type Session struct {
 	// txnTables are the definitions of the tables the transaction wrote,
 	// as planned; commit requires them to be still current.
 	txnTables map[int64]*catalog.TableInfo
+	// savepoints of the open transaction, oldest first (savepoint.go);
+	// empty whenever txn is nil.
+	savepoints []savepoint
 	// temp are the session's TEMPORARY tables, overlaid on the shared
 	// schema by schema() (see sql/catalog/temp.go).
 	temp *catalog.TempTables
@@ -294,7 +297,7 @@ func (s *Session) Close() {
 	defer s.mu.Unlock()
 	if s.txn != nil {
 		_ = s.txn.Rollback()
-		s.txn = nil
+		s.txn, s.savepoints = nil, nil
 	}
 	s.temp.RemoveAll()
 	s.destroyDroppedTemp()
@@ -566,7 +569,7 @@ func (s *Session) txnOptions(mode kv.TxnMode) kv.TxnOptions {
 // commitTxn commits the open transaction (if any).
 func (s *Session) commitTxn(ctx context.Context) error {
 	txn, tables := s.txn, s.txnTables
-	s.txn, s.explicit, s.readOnlyTxn, s.txnTables = nil, false, false, nil
+	s.txn, s.explicit, s.readOnlyTxn, s.txnTables, s.savepoints = nil, false, false, nil, nil
 	if txn == nil {
 		return nil
 	}
@@ -584,7 +587,7 @@ func (s *Session) rollbackTxn() {
 	if s.txn != nil {
 		_ = s.txn.Rollback()
 	}
-	s.txn, s.explicit, s.readOnlyTxn, s.txnTables = nil, false, false, nil
+	s.txn, s.explicit, s.readOnlyTxn, s.txnTables, s.savepoints = nil, false, false, nil, nil
 	s.destroyDroppedTemp()
 }
 

@@ -21,7 +21,13 @@ func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr)
 	if p == nil {
 		return func(string) bool { return true }, nil
 	}
-	pat, st, err := buildScalar(s, p.Pattern)
+	return s.patternFilter(ctx, p.Pattern, p.Not)
+}
+
+// patternFilter matches names against a LIKE pattern case-insensitively
+// (negated with not), as SHOW ... LIKE and DESCRIBE t col do.
+func (s *Session) patternFilter(ctx context.Context, pattern ast.ExprNode, not bool) (func(string) bool, error) {
+	pat, st, err := buildScalar(s, pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +41,7 @@ func (s *Session) likeFilter(ctx context.Context, p *ast.PatternLikeOrIlikeExpr)
 		f, _ := expression.NewFunction("like", expression.NewConstant(types.NewString(strings.ToLower(v))), pc)
 		d, _ := f.Eval(ec.Eval, nil)
 		ok, _ := d.ToBool()
-		return ok != p.Not
+		return ok != not
 	}, nil
 }
 
@@ -118,6 +124,12 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 		_, t, err := tableOf()
 		if err != nil {
 			return nil, err
+		}
+		if x.Column != nil {
+			// DESCRIBE t col: col is a LIKE pattern, as in MySQL.
+			if like, err = s.patternFilter(ctx, ast.NewValueExpr(x.Column.Name.O, "", ""), false); err != nil {
+				return nil, err
+			}
 		}
 		for _, c := range t.PublicColumns() {
 			if !like(c.Name) {

@@ -254,6 +254,47 @@ func TestStaging(t *testing.T) {
 	must(t, txn.Commit(ctx))
 }
 
+// A SQL savepoint is a long-lived staging under the statements' own: a
+// statement's release keeps its writes for the savepoint to undo, a
+// cleanup reopens at the same handle, and a pessimistic lock taken after
+// the savepoint stays held and is committed as a lock only.
+func TestStagingAsSavepoint(t *testing.T) {
+	s := open(t)
+	write(t, s, false, "k", "base")
+	txn := begin(t, s, kv.Pessimistic, false)
+	must(t, txn.Set(kv.Key("a"), []byte("before")))
+	sp := txn.Staging()
+	stmt := txn.Staging()
+	must(t, txn.LockKeys(ctx, kv.LockOptions{ForUpdateTS: txn.StartTS(), WaitTimeout: -1}, kv.Key("k")))
+	must(t, txn.Set(kv.Key("k"), []byte("changed")))
+	must(t, txn.Delete(kv.Key("a")))
+	txn.Release(stmt)
+	inner := txn.Staging() // a later savepoint
+	must(t, txn.Set(kv.Key("b"), []byte("later")))
+	txn.Cleanup(sp)
+	if get(t, txn, "k") != "base" || get(t, txn, "a") != "before" || get(t, txn, "b") != "<nil>" {
+		t.Fatal("rollback to savepoint kept later writes")
+	}
+	if again := txn.Staging(); again != sp || inner <= sp {
+		t.Fatalf("savepoint reopened at %d, was %d (inner %d)", again, sp, inner)
+	}
+	other := begin(t, s, kv.Pessimistic, false)
+	if err := other.LockKeys(ctx, kv.LockOptions{ForUpdateTS: other.StartTS(), WaitTimeout: 0}, kv.Key("k")); !errors.Is(err, kv.ErrLockWaitTimeout) {
+		t.Fatalf("lock taken after the savepoint was released: %v", err)
+	}
+	must(t, txn.Commit(ctx))
+	must(t, other.Rollback())
+	r := begin(t, s, kv.Optimistic, false)
+	if get(t, r, "k") != "base" || get(t, r, "a") != "before" || get(t, r, "b") != "<nil>" {
+		t.Fatal("commit after rollback to savepoint")
+	}
+	must(t, r.Rollback())
+	// The lock ended with the commit.
+	after := begin(t, s, kv.Pessimistic, false)
+	must(t, after.LockKeys(ctx, kv.LockOptions{ForUpdateTS: after.StartTS(), WaitTimeout: 0}, kv.Key("k")))
+	must(t, after.Rollback())
+}
+
 func TestIterators(t *testing.T) {
 	s := open(t)
 	const n = 1000
