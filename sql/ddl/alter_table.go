@@ -19,9 +19,15 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 				err = d.createIndex(ctx, x.Table, c.Name, false, c.Keys, c.IfNotExists)
 			case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 				err = d.createIndex(ctx, x.Table, c.Name, true, c.Keys, c.IfNotExists)
+			case ast.ConstraintCheck:
+				err = d.addCheck(ctx, x.Table, c)
 			default:
 				err = errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE constraint")
 			}
+		case ast.AlterTableDropCheck:
+			err = d.dropCheck(ctx, x.Table, spec.Constraint.Name)
+		case ast.AlterTableAlterCheck:
+			err = d.alterCheck(ctx, x.Table, spec.Constraint.Name, spec.Constraint.Enforced)
 		case ast.AlterTableDropIndex:
 			err = d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
 		case ast.AlterTableAddColumns:

@@ -4,8 +4,13 @@
 // CURRENT_TIMESTAMP in current_timestamp.go), and does the data work an online
 // schema change needs (backfill.go). One file per DDL kind: database.go,
 // create_table.go, drop_table.go, truncate_table.go, create_index.go,
-// drop_index.go, add_column.go, drop_column.go, create_view.go;
-// alter_table.go dispatches ALTER TABLE's specs, ddl.go the statements.
+// drop_index.go, add_column.go, drop_column.go, create_view.go,
+// check_constraint.go (ALTER TABLE ADD/DROP/ALTER CHECK); table_exprs.go
+// judges the expressions a table keeps (generated columns, CHECK
+// constraints, expression defaults: MySQL's rules, check names unique per
+// schema) and expr_text.go prints them as MySQL does, which is also the
+// text the catalog keeps; alter_table.go dispatches ALTER TABLE's specs,
+// ddl.go the statements.
 // temporary.go is the TEMPORARY-table side of CREATE, DROP and TRUNCATE:
 // those change only the session's DDL.Temp, never the shared schema.
 //

@@ -40,6 +40,9 @@ func (d *DDL) dropColumn(ctx context.Context, tn *ast.TableName, name string, if
 			return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support dropping an AUTO_INCREMENT column")
 		}
 		nt := t.Clone()
+		if err := dropColumnExprs(nt, c); err != nil {
+			return nil, err
+		}
 		nt.ColumnByID(c.ID).State = catalog.StateWriteOnly
 		return m.StartJob(db, nt, catalog.JobDropColumn, c.ID)
 	})

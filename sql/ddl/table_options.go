@@ -1,7 +1,6 @@
 package ddl
 
 import (
-	"context"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -74,27 +73,6 @@ func applyTableCollation(t *catalog.TableInfo, x *ast.CreateTableStmt) {
 			c.Type.Collate = collate
 		}
 	}
-}
-
-// startAutoID makes a new table's AUTO_INCREMENT=N the first value its
-// allocator hands out.
-func (d *DDL) startAutoID(ctx context.Context, t *catalog.TableInfo, x *ast.CreateTableStmt) error {
-	start := autoIDStart(x)
-	if start <= 1 || t.ID == 0 {
-		return nil
-	}
-	return d.Catalog.RebaseAutoID(ctx, t.ID, int64(start-1))
-}
-
-// autoIDStart is CREATE TABLE's AUTO_INCREMENT=N (0: none).
-func autoIDStart(x *ast.CreateTableStmt) uint64 {
-	var start uint64
-	for _, o := range x.Options {
-		if o.Tp == ast.TableOptionAutoIncrement {
-			start = o.UintValue
-		}
-	}
-	return start
 }
 
 // CheckDDLNames applies MySQL's identifier rules to a DDL statement's
