@@ -86,7 +86,7 @@ func selectedColumn(is *catalog.InfoSchema, oc *planner.OutputColumn) *catalog.C
 		if t := is.Table(oc.DB, oc.OrgTable); t != nil && t.View == "" {
 			if src := t.FindColumn(oc.OrgName); src != nil {
 				c := &catalog.ColumnInfo{Name: oc.Name, Type: src.Type, Default: src.Default, HasDefault: src.HasDefault,
-					NoDefault: src.NoDefault, Comment: src.Comment}
+					NoDefault: src.NoDefault, DefaultIsExpr: src.DefaultIsExpr, Comment: src.Comment}
 				c.Type.Flag &^= keyFlags
 				if src.AutoIncrement && c.Type.NotNull() && c.Default == nil {
 					// MySQL gives the column that was AUTO_INCREMENT its

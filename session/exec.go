@@ -60,6 +60,11 @@ func (s *Session) executeStmt(ctx context.Context, node ast.StmtNode, plan *plan
 	if err := s.checkPrivilegesOnce(node, allowed); err != nil {
 		return nil, err
 	}
+	if plan == nil { // a prepared statement's passed at PREPARE
+		if err := s.checkLedger(node); err != nil {
+			return nil, err
+		}
+	}
 	switch x := node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ExplainStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		for attempt := 0; ; attempt++ {
@@ -487,8 +492,10 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 			}
 			continue
 		}
-		if name == "tx_read_only_one_shot" {
-			continue
+		if name == "tx_read_only" {
+			if err := s.checkTxReadOnly(val); err != nil {
+				return err
+			}
 		}
 		if _, ok := sysVars[name]; !ok {
 			return errUnknownSysVar(name)
@@ -515,6 +522,9 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 		}
 		norm, err := normalizeVar(name, str)
 		if err != nil {
+			return err
+		}
+		if err := checkCharsetVar(name, norm); err != nil {
 			return err
 		}
 		s.addWarnings(setWarnings...)

@@ -55,6 +55,10 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*PreparedInfo, error
 	// Preparing is a statement of its own for the diagnostics area (its
 	// warning count goes in the prepare response).
 	s.beginStatement(stmts[0])
+	// Executions with the cached plan skip the ledger: judge it here.
+	if err := s.checkLedger(stmts[0]); err != nil {
+		return nil, err
+	}
 	if err := s.reservePrepared(); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -354,6 +355,20 @@ func (s *Session) autocommit() bool {
 
 func (s *Session) strictMode() bool { return s.sqlMode().IsStrict() }
 
+// autoIncSeries is auto_increment_increment and auto_increment_offset,
+// each within MySQL's 1..65535.
+func (s *Session) autoIncSeries() (increment, offset int64) {
+	read := func(name string) int64 {
+		v, _ := s.getSysVar(name, false)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return 1
+		}
+		return min(n, 65535)
+	}
+	return read("auto_increment_increment"), read("auto_increment_offset")
+}
+
 func (s *Session) lockWait() time.Duration {
 	v, _ := s.getSysVar("innodb_lock_wait_timeout", false)
 	var secs float64
@@ -533,6 +548,7 @@ func (s *Session) newExecContext(ctx context.Context, txn kv.Txn, stmt *planner.
 		ProcessList: s.processListFn,
 		MemQuota:    s.memQuota(), SpillDir: s.b.cfg.TempDir,
 		Privs: s}
+	ec.AutoIncIncrement, ec.AutoIncOffset = s.autoIncSeries()
 	s.evalCtx.Subquery = ec.RunSubquery
 	s.evalCtx.KeyedLookup = ec.KeyedLookup
 	s.trackStatementMemory(ec)

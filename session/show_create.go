@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -116,6 +117,14 @@ func showCreateTable(t *catalog.TableInfo, q func(string) string, tableOptions b
 		if ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeNewDecimal && ft.Collate != "" && ft.Collate != "utf8mb4_bin" {
 			l += " COLLATE " + ft.Collate
 		}
+		if c.IsGenerated() {
+			l += " GENERATED ALWAYS AS (" + c.GeneratedExpr + ")"
+			if c.GeneratedStored {
+				l += " STORED"
+			} else {
+				l += " VIRTUAL"
+			}
+		}
 		if ft.NotNull() {
 			l += " NOT NULL"
 		} else if ft.Tp == mysql.TypeTimestamp {
@@ -125,7 +134,11 @@ func showCreateTable(t *catalog.TableInfo, q func(string) string, tableOptions b
 		if c.AutoIncrement {
 			l += " AUTO_INCREMENT"
 		}
-		if c.Default != nil {
+		if c.IsGenerated() {
+			// A generated column has no default.
+		} else if c.DefaultIsExpr && c.Default != nil {
+			l += " DEFAULT (" + *c.Default + ")"
+		} else if c.Default != nil {
 			if *c.Default == "CURRENT_TIMESTAMP" {
 				l += " DEFAULT " + executor.CurrentTimestampText(ft)
 			} else {
@@ -165,6 +178,7 @@ func showCreateTable(t *catalog.TableInfo, q func(string) string, tableOptions b
 			lines = append(lines, fmt.Sprintf("  KEY %s (%s)", q(idx.Name), strings.Join(cols, ",")))
 		}
 	}
+	lines = append(lines, showChecks(t, q)...)
 	b.WriteString(strings.Join(lines, ",\n"))
 	b.WriteString("\n)")
 	if !tableOptions {
@@ -175,4 +189,22 @@ func showCreateTable(t *catalog.TableInfo, q func(string) string, tableOptions b
 		b.WriteString(" COMMENT=" + executor.QuoteString(t.Comment))
 	}
 	return b.String()
+}
+
+// showChecks prints the CHECK constraints as MySQL 8 does: after the
+// keys, ordered by name, NOT ENFORCED in a versioned comment.
+func showChecks(t *catalog.TableInfo, q func(string) string) []string {
+	checks := slices.Clone(t.Checks)
+	slices.SortFunc(checks, func(a, b *catalog.CheckInfo) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	var lines []string
+	for _, ck := range checks {
+		l := "  CONSTRAINT " + q(ck.Name) + " CHECK (" + ck.Expr + ")"
+		if ck.NotEnforced {
+			l += " /*!80016 NOT ENFORCED */"
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }

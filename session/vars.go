@@ -209,10 +209,12 @@ func normalizeVar(name, val string) (string, error) {
 	case "transaction_isolation", "tx_isolation":
 		up = strings.ReplaceAll(up, " ", "-")
 		switch up {
-		case "REPEATABLE-READ", "READ-COMMITTED", "READ-UNCOMMITTED":
-			// Every level runs as snapshot isolation, which gives at least
-			// what these promise.
+		case "REPEATABLE-READ":
 			return up, nil
+		case "READ-COMMITTED", "READ-UNCOMMITTED":
+			// Every transaction reads one snapshot: a READ COMMITTED one
+			// would silently miss rows committed after it began.
+			return "", notSupported("transaction isolation level " + up)
 		case "SERIALIZABLE":
 			return "", errno.New(8048, "The isolation level 'SERIALIZABLE' is not supported: shoal runs snapshot isolation")
 		}

@@ -121,6 +121,31 @@ type ColumnInfo struct {
 	// (a shorter VARCHAR, a smaller integer) is checking the existing
 	// rows; writers refuse values it would not hold, in every SQL mode.
 	Pending *types.FieldType `json:"pending_type,omitempty"`
+	// DefaultIsExpr: Default is an expression default (DEFAULT (expr)),
+	// its text as SHOW CREATE TABLE prints it, evaluated for each row.
+	DefaultIsExpr bool `json:"default_is_expr,omitempty"`
+	// GeneratedExpr is a generated column's expression as SHOW CREATE
+	// TABLE prints it (empty for other columns). Writers compute the value
+	// into the row for VIRTUAL columns as for STORED ones, so readers and
+	// indexes find it there; GeneratedStored only says which was declared.
+	GeneratedExpr   string `json:"generated_expr,omitempty"`
+	GeneratedStored bool   `json:"generated_stored,omitempty"`
+	// GeneratedOnRead: readers compute the column from the rest of the
+	// row instead of reading it, for a generated column added to a table
+	// whose rows lack it (ALTER TABLE ADD COLUMN).
+	GeneratedOnRead bool `json:"generated_on_read,omitempty"`
+}
+
+// IsGenerated reports whether the column is a generated column.
+func (c *ColumnInfo) IsGenerated() bool { return c.GeneratedExpr != "" }
+
+// CheckInfo is a CHECK constraint. Names are unique within a schema.
+type CheckInfo struct {
+	Name string `json:"name"`
+	// Expr is the condition as SHOW CREATE TABLE prints it.
+	Expr string `json:"expr"`
+	// NotEnforced: declared NOT ENFORCED; kept and shown, never checked.
+	NotEnforced bool `json:"not_enforced,omitempty"`
 }
 
 // Public reports whether readers see the column.
@@ -187,6 +212,9 @@ type TableInfo struct {
 	// AutoIncFloor: ALTER TABLE ... AUTO_INCREMENT = N set N; every node
 	// hands out ids from N on (its cached range below N is dropped).
 	AutoIncFloor int64 `json:"auto_inc_floor,omitempty"`
+	// Checks are the table's CHECK constraints (column-level ones too,
+	// as MySQL keeps them), in the order they were declared.
+	Checks []*CheckInfo `json:"checks,omitempty"`
 	// Job is the online schema change under way on this table, if any (at
 	// most one at a time; see job.go).
 	Job *SchemaJob `json:"job,omitempty"`
@@ -344,6 +372,11 @@ func (t *TableInfo) Clone() *TableInfo {
 			ni.Columns[j] = &nic
 		}
 		nt.Indices[i] = &ni
+	}
+	nt.Checks = make([]*CheckInfo, len(t.Checks))
+	for i, ck := range t.Checks {
+		nck := *ck
+		nt.Checks[i] = &nck
 	}
 	if t.Job != nil {
 		j := *t.Job

@@ -30,6 +30,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 		}
 		nt := t.Clone()
 		var ids []int64
+		var pending []pendingExpr
 		added := map[string]bool{}
 		for _, spec := range specs {
 			for _, cd := range spec.NewColumns {
@@ -38,8 +39,25 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 				}
 				added[strings.ToLower(cd.Name.Name.O)] = true
 				nt.MaxColumnID++
-				c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly}
+				c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), State: catalog.StateDeleteOnly,
+					Offset: len(nt.Columns)}
+				if err := checkGeneratedOptions(c, cd); err != nil {
+					return nil, err
+				}
 				for _, o := range cd.Options {
+					switch o.Tp {
+					case ast.ColumnOptionGenerated:
+						// The table's rows lack it: readers compute it.
+						c.GeneratedOnRead = true
+						columnExprOption(c, o, &pending)
+						continue
+					case ast.ColumnOptionCheck:
+						return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a column with a CHECK constraint to an existing table; add the column, then the constraint")
+					case ast.ColumnOptionDefaultValue:
+						if isExprDefault(o.Expr) {
+							return nil, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a column with an expression default to an existing table")
+						}
+					}
 					switch o.Tp {
 					case ast.ColumnOptionNotNull:
 						c.Type.Flag |= mysql.NotNullFlag
@@ -52,6 +70,10 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 						if !isNull {
 							c.Default = &txt
 						}
+					case ast.ColumnOptionComment:
+						if s, _, err := literalText(o.Expr); err == nil {
+							c.Comment = s
+						}
 					case ast.ColumnOptionOnUpdate:
 						if err := setOnUpdate(c, o.Expr); err != nil {
 							return nil, err
@@ -63,7 +85,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 				if err := checkColumnDefault(c); err != nil {
 					return nil, err
 				}
-				if c.Type.NotNull() && c.Default == nil {
+				if c.Type.NotNull() && c.Default == nil && !c.IsGenerated() {
 					def := executor.ZeroValue(c)
 					s := def.String()
 					c.Default = &s
@@ -78,6 +100,14 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 						return nil, err
 					}
 				}
+			}
+		}
+		if len(pending) > 0 {
+			if err := applyExprs(nt, pending, nil); err != nil {
+				return nil, err
+			}
+			if err := checkGeneratedRows(ctx, m.Txn(), t, nt, pending); err != nil {
+				return nil, err
 			}
 		}
 		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)

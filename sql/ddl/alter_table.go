@@ -47,6 +47,8 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 			return d.createIndex(ctx, x.Table, c.Name, false, c.Keys, c.IfNotExists)
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			return d.createIndex(ctx, x.Table, c.Name, true, c.Keys, c.IfNotExists)
+		case ast.ConstraintCheck:
+			return d.addCheck(ctx, x.Table, c)
 		case ast.ConstraintPrimaryKey:
 			if c.Option != nil && c.Option.PrimaryKeyTp == ast.PrimaryKeyTypeClustered {
 				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support adding a clustered primary key to an existing table")
@@ -58,6 +60,10 @@ func (d *DDL) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
 		return d.dropIndex(ctx, x.Table, spec.Name, spec.IfExists)
 	case ast.AlterTableDropPrimaryKey:
 		return d.dropIndex(ctx, x.Table, "PRIMARY", false)
+	case ast.AlterTableDropCheck:
+		return d.dropCheck(ctx, x.Table, spec.Constraint.Name)
+	case ast.AlterTableAlterCheck:
+		return d.alterCheck(ctx, x.Table, spec.Constraint.Name, spec.Constraint.Enforced)
 	}
 	return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support this ALTER TABLE operation")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"math"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -32,9 +33,14 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		return err
 	}
 	t := &catalog.TableInfo{Name: x.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	// autoIncStart is the AUTO_INCREMENT=N option: the first id handed out.
+	var autoIncStart uint64
 	for _, opt := range x.Options {
-		if opt.Tp == ast.TableOptionComment {
+		switch opt.Tp {
+		case ast.TableOptionComment:
 			t.Comment = opt.StrValue
+		case ast.TableOptionAutoIncrement:
+			autoIncStart = opt.UintValue
 		}
 	}
 	var pk []*ast.IndexPartSpecification
@@ -45,14 +51,20 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		parts  []*ast.IndexPartSpecification
 	}
 	var indexes []idxDef
+	var pending []pendingExpr
 	for _, cd := range x.Cols {
 		if t.FindColumn(cd.Name.Name.O) != nil {
 			return errno.NewStd(mysql.ErrDupFieldName, cd.Name.Name.O)
 		}
 		t.MaxColumnID++
-		// Offset now: the keys below find their columns by it.
-		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Offset: len(t.Columns), Type: columnFieldType(cd)}
+		c := &catalog.ColumnInfo{ID: t.MaxColumnID, Name: cd.Name.Name.O, Type: columnFieldType(cd), Offset: len(t.Columns)}
+		if err := checkGeneratedOptions(c, cd); err != nil {
+			return err
+		}
 		for _, o := range cd.Options {
+			if columnExprOption(c, o, &pending) {
+				continue
+			}
 			switch o.Tp {
 			case ast.ColumnOptionNotNull:
 				c.Type.Flag |= mysql.NotNullFlag
@@ -90,7 +102,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 		if c.Default != nil && c.Type.NotNull() && c.HasDefault {
 			// DEFAULT NULL on a NOT NULL column is an error in MySQL.
-		} else if c.HasDefault && c.Default == nil && c.Type.NotNull() {
+		} else if c.HasDefault && c.Default == nil && !c.DefaultIsExpr && c.Type.NotNull() {
 			return errno.NewStd(mysql.ErrInvalidDefault, c.Name)
 		}
 		if err := checkColumnDefault(c); err != nil {
@@ -129,7 +141,15 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			indexes = append(indexes, idxDef{name: cons.Name, parts: cons.Keys})
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			indexes = append(indexes, idxDef{name: cons.Name, unique: true, parts: cons.Keys})
+		case ast.ConstraintCheck:
+			pending = append(pending, pendingExpr{kind: kindCheck, node: cons.Expr, name: cons.Name, notEnforced: !cons.Enforced})
 		}
+	}
+	// Generated expressions and expression defaults are judged with every
+	// column in place; the CHECKs again in the DDL (their names against
+	// the schema's).
+	if err := applyExprs(t, columnsOnly(pending), nil); err != nil {
+		return err
 	}
 	if pk != nil {
 		idx, err := buildIndex(t, "PRIMARY", true, pk)
@@ -139,6 +159,9 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		idx.Primary = true
 		for _, ic := range idx.Columns {
 			c := t.Columns[ic.Offset]
+			if c.IsGenerated() && !c.GeneratedStored {
+				return errno.NewStd(mysql.ErrUnsupportedOnGeneratedColumn, "Defining a virtual generated column as primary key")
+			}
 			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
 		}
 		t.Indices = append(t.Indices, idx)
@@ -173,6 +196,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		}
 		t.Indices = append(t.Indices, idx)
 	}
+	applyTableCollation(t, x)
 	autoCols := 0
 	for _, c := range t.Columns {
 		if c.AutoIncrement {
@@ -192,7 +216,12 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 		return errno.NewStd(mysql.ErrWrongAutoKey)
 	}
 	if x.TemporaryKeyword == ast.TemporaryLocal {
-		return d.createTemporary(ctx, dbName, t, x.IfNotExists)
+		// A temporary table's check names need only be unique within it
+		// (MySQL keeps them out of the schema's dictionary).
+		if err := applyExprs(t, checksOnly(pending), map[string]bool{}); err != nil {
+			return err
+		}
+		return d.createTemporary(ctx, dbName, t, x.IfNotExists, autoIncStart)
 	}
 	exists := false
 	defer func() {
@@ -200,7 +229,7 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			d.Notes = append(d.Notes, errno.NewStd(mysql.ErrTableExists, t.Name))
 		}
 	}()
-	return d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
+	err = d.Catalog.DDL(ctx, func(m *catalog.Mutator) error {
 		exists = false
 		db := m.Schema().DB(dbName)
 		if db == nil {
@@ -213,11 +242,22 @@ func (d *DDL) createTable(ctx context.Context, x *ast.CreateTableStmt) error {
 			}
 			return errno.NewStd(mysql.ErrTableExists, t.Name)
 		}
+		nt := t.Clone()
+		nt.Checks = nil
+		if err := applyExprs(nt, checksOnly(pending), schemaCheckNames(m.Schema(), db.Name, nil)); err != nil {
+			return err
+		}
 		id, err := m.GenID()
 		if err != nil {
 			return err
 		}
-		t.ID = id
-		return m.PutTable(db, t)
+		nt.ID = id
+		if autoIncStart > 1 {
+			if err := m.SetAutoIDMark(id, int64(min(autoIncStart, math.MaxInt64)-1)); err != nil {
+				return err
+			}
+		}
+		return m.PutTable(db, nt)
 	})
+	return err
 }

@@ -40,6 +40,11 @@ func (d *DDL) createTableLike(ctx context.Context, dbName string, x *ast.CreateT
 			}
 			return errno.NewStd(mysql.ErrTableExists, x.Table.Name.O)
 		}
+		if len(src.Checks) > 0 {
+			// Check names are unique in a schema: the copy's would need
+			// new ones.
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support CREATE TABLE ... LIKE a table with CHECK constraints")
+		}
 		nt := src.Clone()
 		id, err := m.GenID()
 		if err != nil {
@@ -53,7 +58,8 @@ func (d *DDL) createTableLike(ctx context.Context, dbName string, x *ast.CreateT
 			if !c.Public() {
 				continue
 			}
-			c.OriginDefault, c.OriginNull, c.PreventNull = nil, false, false
+			c.OriginDefault, c.OriginNull, c.PreventNull, c.Pending = nil, false, false, nil
+			c.GeneratedOnRead = false // writers compute it into every new row
 			cols = append(cols, c)
 		}
 		nt.Columns = cols

@@ -10,7 +10,12 @@
 // create_view.go; alter_table.go dispatches ALTER TABLE's specs (the
 // metadata-only ones together in one DDL), ddl.go the statements.
 // CREATE TABLE ... SELECT is driven by the session, which plans the
-// SELECT (DDL.SelectColumns) and copies the rows.
+// SELECT (DDL.SelectColumns) and copies the rows. CHECK constraints are
+// in check_constraint.go (ALTER TABLE ADD/DROP/ALTER CHECK); table_exprs.go
+// judges the expressions a table keeps (generated columns, CHECK
+// constraints, expression defaults: MySQL's rules, check names unique per
+// schema) and expr_text.go prints them as MySQL does, which is also the
+// text the catalog keeps.
 // temporary.go is the TEMPORARY-table side of CREATE, DROP and TRUNCATE:
 // those change only the session's DDL.Temp, never the shared schema.
 //

@@ -68,9 +68,14 @@ func (d *DDL) dropColumns(ctx context.Context, tn *ast.TableName, specs []*ast.A
 		}
 		nt := t.Clone()
 		for _, c := range nt.Columns {
-			if slices.Contains(ids, c.ID) {
-				c.State = catalog.StateWriteOnly
+			if !slices.Contains(ids, c.ID) {
+				continue
 			}
+			// Generated columns, expression defaults and CHECKs naming it.
+			if err := dropColumnExprs(nt, c); err != nil {
+				return nil, err
+			}
+			c.State = catalog.StateWriteOnly
 		}
 		for _, id := range indexes {
 			nt.IndexByID(id).State = catalog.StateWriteOnly

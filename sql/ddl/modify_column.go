@@ -46,6 +46,13 @@ func renameColumn(nt *catalog.TableInfo, pos int, name string) error {
 	} else if nt.FindColumn(name) != nil {
 		return errno.NewStd(mysql.ErrDupFieldName, name)
 	}
+	if !strings.EqualFold(c.Name, name) {
+		// Expressions the table keeps name it by its name (MySQL refuses
+		// too).
+		if err := exprDependency(nt, c); err != nil {
+			return err
+		}
+	}
 	for _, idx := range nt.Indices {
 		for _, ic := range idx.Columns {
 			if strings.EqualFold(ic.Name, c.Name) {
@@ -111,6 +118,9 @@ func inPrimaryKey(t *catalog.TableInfo, c *catalog.ColumnInfo) bool {
 // omitted DEFAULT, COMMENT or NOT NULL is gone, as in MySQL).
 func modifyColumn(nt *catalog.TableInfo, at int, def *ast.ColumnDef, pos *ast.ColumnPosition) error {
 	oc := nt.Columns[at]
+	if oc.IsGenerated() || hasGenerated(def) {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support MODIFY/CHANGE COLUMN of a generated column")
+	}
 	if pos != nil {
 		if after := positionAfter(pos); after != "" && (columnIndex(nt, after) < 0 || strings.EqualFold(after, oc.Name)) {
 			return unknownColumn(after, nt)
@@ -128,6 +138,9 @@ func modifyColumn(nt *catalog.TableInfo, at int, def *ast.ColumnDef, pos *ast.Co
 			nc.Type.Flag &^= mysql.NotNullFlag
 			explicitNull = true
 		case ast.ColumnOptionDefaultValue:
+			if isExprDefault(o.Expr) {
+				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support giving an existing column an expression default")
+			}
 			txt, isNull, err := columnDefaultText(nc, o.Expr)
 			if err != nil {
 				return errno.NewStd(mysql.ErrInvalidDefault, def.Name.Name.O)
@@ -179,6 +192,13 @@ func modifyColumn(nt *catalog.TableInfo, at int, def *ast.ColumnDef, pos *ast.Co
 	if err != nil {
 		return err
 	}
+	if typeChanged(oc, nc) {
+		// A generated column or expression default computed from it
+		// would need its values computed again.
+		if err := exprDependency(&catalog.TableInfo{Name: nt.Name, Columns: nt.Columns}, oc); err != nil {
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support changing the type of column '%s', which a generated column or expression default uses", oc.Name)
+		}
+	}
 	if narrowed {
 		// alterInPlace checks the rows before the type applies.
 		nt := nc.Type
@@ -210,6 +230,9 @@ func keepOriginDefault(oc, nc *catalog.ColumnInfo) {
 		return
 	}
 	switch {
+	case oc.DefaultIsExpr:
+		// Expression defaults come with the table (an added column
+		// cannot have one): every row holds a value.
 	case oc.Default == nil:
 		nc.OriginNull = true
 	case executor.IsCurrentTimestamp(*oc.Default):
@@ -280,8 +303,11 @@ func checkTypeChange(oc, nc *catalog.ColumnInfo) (narrowed bool, err error) {
 // column at position at of nt.
 func alterColumnDefault(nt *catalog.TableInfo, at int, def *ast.ColumnDef) error {
 	oc := nt.Columns[at]
+	if oc.IsGenerated() {
+		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support a default on generated column '%s'", oc.Name)
+	}
 	nc := *oc
-	nc.Default, nc.HasDefault, nc.NoDefault = nil, false, false
+	nc.Default, nc.HasDefault, nc.NoDefault, nc.DefaultIsExpr = nil, false, false, false
 	if len(def.Options) == 0 {
 		nc.NoDefault = true
 	} else {
@@ -290,6 +316,9 @@ func alterColumnDefault(nt *catalog.TableInfo, at int, def *ast.ColumnDef) error
 				return errno.New(mysql.ErrBlobCantHaveDefault, "BLOB, TEXT, GEOMETRY or JSON column '%s' can't have a default value", oc.Name)
 			}
 			return errno.NewStd(mysql.ErrInvalidDefault, oc.Name)
+		}
+		if isExprDefault(def.Options[0].Expr) {
+			return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support giving an existing column an expression default")
 		}
 		txt, isNull, err := columnDefaultText(&nc, def.Options[0].Expr)
 		if err != nil {
@@ -407,4 +436,52 @@ func (d *DDL) checkRows(ctx context.Context, tableID int64, ids []int64) error {
 		}
 	}
 	return err
+}
+
+// typeChanged: the column's type differs other than in nullability and
+// key flags.
+func typeChanged(oc, nc *catalog.ColumnInfo) bool {
+	o, n := oc.Type, nc.Type
+	mask := uint(mysql.NotNullFlag | mysql.PriKeyFlag | mysql.UniqueKeyFlag | mysql.MultipleKeyFlag | mysql.AutoIncrementFlag)
+	return o.Tp != n.Tp || o.Flen != n.Flen || o.Decimal != n.Decimal || o.Flag&^mask != n.Flag&^mask ||
+		o.Charset != n.Charset || o.Collate != n.Collate || len(o.Elems) != len(n.Elems)
+}
+
+// exprDependency is the error MySQL gives for renaming (or dropping)
+// column c of t while a generated column, an expression default or a
+// CHECK constraint names it.
+func exprDependency(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
+	for _, other := range t.Columns {
+		if other.ID == c.ID {
+			continue
+		}
+		text := other.GeneratedExpr
+		if text == "" && other.DefaultIsExpr && other.Default != nil {
+			text = *other.Default
+		}
+		if text == "" {
+			continue
+		}
+		cols, err := storedExprColumns(text)
+		if err != nil {
+			return err
+		}
+		if !namesColumn(cols, c.Name) {
+			continue
+		}
+		if other.IsGenerated() {
+			return errno.NewStd(mysql.ErrDependentByGeneratedColumn, c.Name)
+		}
+		return errno.NewConstraint(errno.ErrDependentByDefaultGeneratedValue, c.Name, t.Name)
+	}
+	for _, ck := range t.Checks {
+		cols, err := storedExprColumns(ck.Expr)
+		if err != nil {
+			return err
+		}
+		if namesColumn(cols, c.Name) {
+			return errno.NewConstraint(errno.ErrDependentByCheckConstraint, ck.Name, c.Name)
+		}
+	}
+	return nil
 }

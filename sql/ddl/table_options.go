@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
+	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/sqlmode"
 )
 
@@ -36,10 +37,45 @@ func (d *DDL) checkStorageOptions(table string, opts []*ast.TableOption) error {
 				what = "INDEX DIRECTORY"
 			}
 			if !d.SQLMode.Has(sqlmode.NoDirInCreate) {
-				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support %s", what)
+				return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support '%s'", what)
 			}
 			d.Warnings = append(d.Warnings, errno.New(mysql.WarnOptionIgnored, "<%s> option ignored", what))
 		}
 	}
 	return nil
 }
+
+// applyTableCollation gives the character columns of a new table that
+// name no character set or collation of their own the table's default
+// COLLATE, as MySQL does (the session's ledger admits only collations
+// shoal compares by).
+func applyTableCollation(t *catalog.TableInfo, x *ast.CreateTableStmt) {
+	collate := ""
+	for _, o := range x.Options {
+		if o.Tp == ast.TableOptionCollate {
+			collate = strings.ToLower(o.StrValue)
+		}
+	}
+	if collate == "" {
+		return
+	}
+	t.Collate = collate
+	for i, cd := range x.Cols {
+		c := t.Columns[i]
+		if !c.Type.IsString() || c.Type.Charset != "utf8mb4" || cd.Tp.GetCharset() != "" || cd.Tp.GetCollate() != "" {
+			continue
+		}
+		explicit := false
+		for _, o := range cd.Options {
+			explicit = explicit || o.Tp == ast.ColumnOptionCollate
+		}
+		if !explicit {
+			c.Type.Collate = collate
+		}
+	}
+}
+
+// CheckDDLNames applies MySQL's identifier rules to a DDL statement's
+// names; the session runs it before judging the statement's kinds, as
+// MySQL reports a bad name before an unsupported clause.
+func CheckDDLNames(stmt ast.DDLNode) error { return checkDDLNames(stmt) }

@@ -2,6 +2,7 @@ package ddl
 
 import (
 	"context"
+	"math"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -43,8 +44,9 @@ func (d *DDL) refuseTemporary(tn *ast.TableName) error {
 
 // createTemporary adds t as a temporary table of database dbName. A base
 // table of the same name may exist (the temporary one shadows it for this
-// session); another temporary one may not.
-func (d *DDL) createTemporary(ctx context.Context, dbName string, t *catalog.TableInfo, ifNotExists bool) error {
+// session); another temporary one may not. autoIncStart is its
+// AUTO_INCREMENT=N option (0: none).
+func (d *DDL) createTemporary(ctx context.Context, dbName string, t *catalog.TableInfo, ifNotExists bool, autoIncStart uint64) error {
 	if d.Temp == nil {
 		return errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support TEMPORARY tables here")
 	}
@@ -60,6 +62,11 @@ func (d *DDL) createTemporary(ctx context.Context, dbName string, t *catalog.Tab
 	}
 	if err := d.Catalog.CreateTempTable(ctx, db, t); err != nil {
 		return err
+	}
+	if autoIncStart > 1 {
+		if err := d.Catalog.RebaseAutoID(ctx, t.ID, int64(min(autoIncStart, math.MaxInt64)-1)); err != nil {
+			return err
+		}
 	}
 	d.Temp.Put(db.Name, t)
 	return nil

@@ -463,6 +463,12 @@ func intDatum(ft *types.FieldType, iv int64, uv uint64, neg bool) types.Datum {
 // DefaultValue returns the value of column c when an INSERT gives none, or
 // an error when it has no default and is NOT NULL (strict mode).
 func DefaultValue(ctx *Context, c *catalog.ColumnInfo, row int) (types.Datum, error) {
+	if c.DefaultIsExpr {
+		// Writers evaluate expression defaults over their row
+		// (planner.TableExprs); nothing else may take this text for a
+		// literal.
+		return types.Datum{}, errno.New(mysql.ErrNotSupportedYet, "This version of shoal doesn't yet support an expression default of column '%s' here", c.Name)
+	}
 	if c.Default != nil {
 		if (c.Type.IsTime() || c.Type.Tp == mysql.TypeDuration) && isCurrentTimestamp(*c.Default) {
 			// NOW() at the column's precision is truncated, not rounded

@@ -40,11 +40,16 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 // ColumnExtra is a column's EXTRA (information_schema.COLUMNS, SHOW
 // COLUMNS) as MySQL 8 words it.
 func ColumnExtra(c *catalog.ColumnInfo) string {
-	if c.AutoIncrement {
+	switch {
+	case c.AutoIncrement:
 		return "auto_increment"
+	case c.IsGenerated() && c.GeneratedStored:
+		return "STORED GENERATED"
+	case c.IsGenerated():
+		return "VIRTUAL GENERATED"
 	}
 	var parts []string
-	if c.Default != nil && *c.Default == "CURRENT_TIMESTAMP" {
+	if c.DefaultIsExpr || c.Default != nil && *c.Default == "CURRENT_TIMESTAMP" {
 		parts = append(parts, "DEFAULT_GENERATED")
 	}
 	if c.OnUpdate {

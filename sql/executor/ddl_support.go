@@ -1,7 +1,10 @@
 package executor
 
 import (
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -34,6 +37,24 @@ func ZeroValue(c *catalog.ColumnInfo) types.Datum { return zeroValue(c) }
 // IsCurrentTimestamp reports whether a stored DEFAULT is CURRENT_TIMESTAMP
 // (or a synonym), evaluated per statement.
 func IsCurrentTimestamp(def string) bool { return isCurrentTimestamp(def) }
+
+// GeneratedValue computes generated column c of row number rowNum (as decoded under a
+// schema with c or without it) as a strict-mode write would: NULL into a
+// NOT NULL column is 1048, a value c cannot hold its cast's error.
+func GeneratedValue(e expression.Expr, c *catalog.ColumnInfo, row types.Row, rowNum int) (types.Datum, error) {
+	ctx := &Context{Eval: &expression.Context{Strict: true}, StrictMode: true}
+	v, err := e.Eval(ctx.Eval, row)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	if v, err = CastToColumn(ctx, v, c, rowNum); err != nil {
+		return types.Datum{}, err
+	}
+	if v.IsNull() && c.Type.NotNull() {
+		return types.Datum{}, errno.NewStd(mysql.ErrBadNull, c.Name)
+	}
+	return v, nil
+}
 
 // StoredValue is column c's value d (in zone, as statements see it) in
 // its stored form: a TIMESTAMP in UTC, anything else unchanged.

@@ -74,6 +74,11 @@ type Context struct {
 	// see and produces the mysql grant tables (memtable_mysql.go).
 	Privs PrivilegeView
 
+	// AutoIncIncrement and AutoIncOffset are auto_increment_increment and
+	// auto_increment_offset: generated AUTO_INCREMENT values are offset +
+	// k*increment (0 reads as 1).
+	AutoIncIncrement, AutoIncOffset int64
+
 	// Results of a DML statement.
 	AffectedRows uint64
 	LastInsertID uint64

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
@@ -45,6 +46,10 @@ func execInsert(ctx *Context, p *planner.Insert) error {
 		var buildErr error
 		for i := first; i < min(n, first+insertBatch); i++ {
 			row, err := buildInsertRow(ctx, p, srcRows, assigned, width, hidden, n, i)
+			if err != nil && p.Ignore && isCheckViolation(err) {
+				ctx.Eval.AppendWarning(err)
+				continue
+			}
 			if err != nil {
 				buildErr = err
 				break
@@ -81,6 +86,9 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 	t := p.Table
 	row := make(types.Row, width)
 	rowNum := i + 1
+	// exprDefaults are the columns taking their expression default, set
+	// once every other value is in the row.
+	var exprDefaults []int
 	for j, off := range p.Targets {
 		c := t.Columns[off]
 		var v types.Datum
@@ -88,6 +96,13 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 		if p.Select != nil {
 			v = srcRows[i][j]
 		} else if e := p.Rows[i][j]; e == nil {
+			if c.IsGenerated() {
+				continue
+			}
+			if hasExprDefault(p.Exprs, off) {
+				exprDefaults = append(exprDefaults, off)
+				continue
+			}
 			v, err = DefaultValue(ctx, c, rowNum)
 		} else {
 			v, err = e.Eval(ctx.Eval, nil)
@@ -102,6 +117,13 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 	}
 	for off, c := range t.Columns {
 		if !assigned[off] {
+			if c.IsGenerated() {
+				continue
+			}
+			if hasExprDefault(p.Exprs, off) {
+				exprDefaults = append(exprDefaults, off)
+				continue
+			}
 			var v types.Datum
 			var err error
 			if c.Public() {
@@ -115,7 +137,18 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 			row[off] = v
 		}
 	}
+	slices.Sort(exprDefaults)
+	for _, off := range exprDefaults {
+		v, err := exprDefault(ctx, p.Exprs, t, off, row, rowNum)
+		if err != nil {
+			return nil, err
+		}
+		row[off] = v
+	}
 	if err := fillAutoInc(ctx, t, row); err != nil {
+		return nil, err
+	}
+	if err := computeGenerated(ctx, p.Exprs, t, row, rowNum); err != nil {
 		return nil, err
 	}
 	for off, c := range t.Columns {
@@ -136,6 +169,9 @@ func buildInsertRow(ctx *Context, p *planner.Insert, srcRows []types.Row, assign
 			return nil, err
 		}
 		row[width-1] = types.NewInt(id)
+	}
+	if err := checkRow(ctx, p.Exprs, row); err != nil {
+		return nil, err
 	}
 	return row, nil
 }
@@ -178,6 +214,12 @@ func fillAutoInc(ctx *Context, t *catalog.TableInfo, row types.Row) error {
 	id, err := ctx.Catalog.AllocAutoID(ctx.Ctx, t.ID, 1)
 	if err != nil {
 		return err
+	}
+	if v := seriesValue(id, ctx.AutoIncIncrement, ctx.AutoIncOffset); v != id {
+		if err := ctx.Catalog.RebaseAutoID(ctx.Ctx, t.ID, v); err != nil {
+			return err
+		}
+		id = v
 	}
 	d, err := CastToColumn(ctx, types.NewInt(id), c, 0)
 	if err != nil {
@@ -229,21 +271,42 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 			evalRow = append(append(evalRow, old[:len(t.Columns)]...), row[:len(t.Columns)]...)
 			nrow := append(types.Row(nil), old...)
 			for _, a := range p.OnDup {
-				v, err := a.Expr.Eval(ctx.Eval, evalRow)
+				c := t.Columns[a.Offset]
+				var v types.Datum
+				var err error
+				switch {
+				case a.Expr != nil:
+					v, err = a.Expr.Eval(ctx.Eval, evalRow)
+				case c.IsGenerated():
+					continue // recomputed below
+				case hasExprDefault(p.Exprs, a.Offset):
+					v, err = p.Exprs.Defaults[a.Offset].Eval(ctx.Eval, nrow)
+				default:
+					v, err = DefaultValue(ctx, c, rowNum)
+				}
 				if err != nil {
 					return err
 				}
-				c := t.Columns[a.Offset]
 				if v, err = CastToColumn(ctx, v, c, rowNum); err != nil {
 					return err
 				}
 				nrow[a.Offset] = v
 				evalRow[a.Offset] = v
 			}
+			if err := finishRow(ctx, p.Exprs, t, nrow, rowNum); err != nil {
+				if p.Ignore && isCheckViolation(err) {
+					ctx.Eval.AppendWarning(err)
+					return nil
+				}
+				return err
+			}
 			if rowsEqual(old, nrow) {
 				return nil
 			}
 			if err := touchOnUpdate(ctx, t, p.OnDup, nrow, rowNum); err != nil {
+				return err
+			}
+			if err := refreshAfterTouch(ctx, p.Exprs, t, nrow, rowNum); err != nil {
 				return err
 			}
 			if err := w.updateRow(old, nrow); err != nil {
@@ -257,4 +320,21 @@ func insertOne(ctx *Context, w *writer, p *planner.Insert, row types.Row, rowNum
 		}
 		return dup.err
 	}
+}
+
+// seriesValue is the first value at or above id of the series offset,
+// offset+increment, ... that auto_increment_increment and
+// auto_increment_offset ask generated ids to follow; an offset above the
+// increment is ignored, as in MySQL.
+func seriesValue(id, increment, offset int64) int64 {
+	if increment <= 1 {
+		return id
+	}
+	if offset < 1 || offset > increment {
+		offset = 1
+	}
+	if id <= offset {
+		return offset
+	}
+	return offset + (id-offset+increment-1)/increment*increment
 }

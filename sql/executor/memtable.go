@@ -54,7 +54,7 @@ func (e *memTableExec) Open() error {
 			for _, t := range is.Tables(db.Name) {
 				for i, c := range t.PublicColumns() {
 					def := types.Datum{}
-					if c.Default != nil {
+					if c.Default != nil && !c.IsGenerated() {
 						def = str(*c.Default)
 						if *c.Default == "CURRENT_TIMESTAMP" {
 							def = str(CurrentTimestampText(&c.Type))
@@ -66,8 +66,22 @@ func (e *memTableExec) Open() error {
 					}
 					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(t.Name), str(c.Name), types.NewUint(uint64(i + 1)),
 						def, str(nullable), str(TypeName(&c.Type)), {}, {}, {}, {}, {}, str(ColumnTypeString(&c.Type)),
-						str(columnKey(t, c)), str(ColumnExtra(c)), str(c.Comment)})
+						str(columnKey(t, c)), str(ColumnExtra(c)), str(c.Comment), str(c.GeneratedExpr)})
 				}
+			}
+		}
+	case "check_constraints":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				for _, ck := range t.Checks {
+					e.rows = append(e.rows, types.Row{str("def"), str(db.Name), str(ck.Name), str(ck.Expr)})
+				}
+			}
+		}
+	case "table_constraints":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				e.rows = append(e.rows, tableConstraintRows(db.Name, t)...)
 			}
 		}
 	case "processlist":

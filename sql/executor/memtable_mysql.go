@@ -32,13 +32,21 @@ func (e *memTableExec) openPrivTable() error {
 // every table's rows carry the database in column 1 (SCHEMA_NAME or
 // TABLE_SCHEMA) and, but for schemata, the table name in column 2.
 func (e *memTableExec) visibleRows() []types.Row {
-	perTable := !strings.EqualFold(e.ts.Table.Name, "schemata")
+	// The column naming each row's table: none for SCHEMATA and
+	// CHECK_CONSTRAINTS (a schema's checks are seen with the schema).
+	tableCol := 2
+	switch strings.ToLower(e.ts.Table.Name) {
+	case "schemata", "check_constraints":
+		tableCol = -1
+	case "table_constraints":
+		tableCol = 4
+	}
 	out := e.rows[:0]
 	for _, r := range e.rows {
 		db := r[1].StringValue()
 		table := ""
-		if perTable {
-			table = r[2].StringValue()
+		if tableCol >= 0 {
+			table = r[tableCol].StringValue()
 		}
 		if strings.EqualFold(db, "information_schema") || e.ctx.Privs.Visible(db, table) {
 			out = append(out, r)

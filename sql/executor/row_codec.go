@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/expression"
+	"github.com/shoaldb/shoal/sql/planner"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -24,6 +25,10 @@ type tableCodec struct {
 	valueOffsets []int
 	handleOffset int // -1 unless PKIsHandle
 	pkOffsets    []int
+	// onRead are the generated columns readers compute (GeneratedOnRead),
+	// in table order; onReadErr is why they could not be compiled.
+	onRead    []planner.ColumnExpr
+	onReadErr error
 	// timestampOffsets are the TIMESTAMP columns (stored in UTC).
 	timestampOffsets []int
 }
@@ -66,6 +71,16 @@ func codecOf(t *catalog.TableInfo) *tableCodec {
 		}
 	}
 	tc.decoder = tablecodec.NewRowDecoder(cols)
+	for _, c := range t.Columns {
+		if c.GeneratedOnRead {
+			e, err := planner.CompileRowExprText(t, c.GeneratedExpr)
+			if err != nil {
+				tc.onReadErr = err
+				break
+			}
+			tc.onRead = append(tc.onRead, planner.ColumnExpr{Offset: c.Offset, Col: c, Expr: e})
+		}
+	}
 	actual, _ := codecCache.LoadOrStore(t, tc)
 	return actual.(*tableCodec)
 }
@@ -152,6 +167,28 @@ func (tc *tableCodec) decodeInto(row types.Row, h tablecodec.Handle, val []byte,
 	tc.rowFromStored(row, zone)
 	if extraHandle {
 		row[len(row)-1] = types.NewInt(h.IntValue())
+	}
+	if tc.onRead != nil || tc.onReadErr != nil {
+		return tc.computeOnRead(row)
+	}
+	return nil
+}
+
+// computeOnRead sets the generated columns readers compute, as writers
+// would have (non-strict: a value the column cannot hold is clipped).
+func (tc *tableCodec) computeOnRead(row types.Row) error {
+	if tc.onReadErr != nil {
+		return tc.onReadErr
+	}
+	ctx := &Context{Eval: &expression.Context{}}
+	for _, g := range tc.onRead {
+		v, err := g.Expr.Eval(ctx.Eval, row)
+		if err != nil {
+			return err
+		}
+		if row[g.Offset], err = CastToColumn(ctx, v, g.Col, 0); err != nil {
+			return err
+		}
 	}
 	return nil
 }

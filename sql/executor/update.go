@@ -18,13 +18,27 @@ func execUpdate(ctx *Context, p *planner.Update) error {
 	w := newWriter(ctx, p.Table)
 	for i, old := range rows {
 		nrow := append(types.Row(nil), old...)
-		if err := applyAssignments(ctx, p.Table, p.Assignments, nrow, nrow, i+1); err != nil {
+		if err := applyAssignments(ctx, p.Table, p.Exprs, p.Assignments, nrow, nrow, i+1); err != nil {
+			return err
+		}
+		if err := finishRow(ctx, p.Exprs, p.Table, nrow, i+1); err != nil {
+			if p.Ignore && isCheckViolation(err) {
+				ctx.Eval.AppendWarning(err)
+				continue
+			}
 			return err
 		}
 		if rowsEqual(old, nrow) {
 			continue
 		}
 		if err := touchOnUpdate(ctx, p.Table, p.Assignments, nrow, i+1); err != nil {
+			return err
+		}
+		if err := refreshAfterTouch(ctx, p.Exprs, p.Table, nrow, i+1); err != nil {
+			if p.Ignore && isCheckViolation(err) {
+				ctx.Eval.AppendWarning(err)
+				continue
+			}
 			return err
 		}
 		if err := w.updateRow(old, nrow); err != nil {
@@ -44,12 +58,17 @@ func execUpdate(ctx *Context, p *planner.Update) error {
 
 // applyAssignments evaluates assignments over evalRow, writing into row in
 // order (a later assignment sees earlier ones when evalRow is row).
-func applyAssignments(ctx *Context, t *catalog.TableInfo, as []planner.Assignment, evalRow, row types.Row, rowNum int) error {
+func applyAssignments(ctx *Context, t *catalog.TableInfo, te *planner.TableExprs, as []planner.Assignment, evalRow, row types.Row, rowNum int) error {
 	for _, a := range as {
 		var v types.Datum
 		var err error
 		c := t.Columns[a.Offset]
-		if a.Expr == nil {
+		if a.Expr == nil && c.IsGenerated() {
+			continue // SET g = DEFAULT: recomputed with the row
+		}
+		if a.Expr == nil && hasExprDefault(te, a.Offset) {
+			v, err = te.Defaults[a.Offset].Eval(ctx.Eval, evalRow)
+		} else if a.Expr == nil {
 			v, err = DefaultValue(ctx, c, rowNum)
 		} else {
 			v, err = a.Expr.Eval(ctx.Eval, evalRow)

@@ -3,6 +3,7 @@ package expression
 import (
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/types"
@@ -11,6 +12,7 @@ import (
 func init() {
 	registerBuiltins("misc", map[string]builtin{
 		"sleep": {1, 1, evalSleep, intType, true},
+		"uuid":  {0, 0, evalUUID, uuidType, true},
 	})
 }
 
@@ -48,4 +50,18 @@ func evalSleep(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) 
 	case <-ctx.Ctx.Done():
 		return types.NewInt(1), nil
 	}
+}
+
+// evalUUID is UUID(): a time-based (version 1) UUID, as MySQL's, in its
+// 36-character text form.
+func evalUUID(*Context, *ScalarFunc, types.Row) (types.Datum, error) {
+	u, err := uuid.NewUUID()
+	if err != nil {
+		return types.Datum{}, err
+	}
+	return types.NewString(u.String()), nil
+}
+
+func uuidType([]Expr) types.FieldType {
+	return types.FieldType{Tp: mysql.TypeVarString, Flen: 36, Charset: "utf8mb4", Collate: "utf8mb4_0900_ai_ci"}
 }

@@ -50,6 +50,9 @@ func (b *builder) buildInsert(x *ast.InsertStmt) (Plan, error) {
 		return nil, err
 	}
 	ins := &Insert{Table: t, DBName: db, Replace: x.IsReplace, Ignore: x.IgnoreErr}
+	if ins.Exprs, err = tableExprs(t); err != nil {
+		return nil, err
+	}
 	b.clause = "field list"
 	seen := map[int]bool{}
 	addCol := func(name *ast.ColumnName) error {
@@ -89,6 +92,9 @@ func (b *builder) buildInsert(x *ast.InsertStmt) (Plan, error) {
 				if err != nil {
 					return nil, err
 				}
+				if c := t.Columns[ins.Targets[j]]; e != nil && c.IsGenerated() {
+					return nil, errGeneratedValue(c, t)
+				}
 				row[j] = e
 			}
 			if len(list) == 0 {
@@ -104,6 +110,11 @@ func (b *builder) buildInsert(x *ast.InsertStmt) (Plan, error) {
 			if visibleCount(p.Columns()) != len(ins.Targets) {
 				return nil, errWrongValueCount(1)
 			}
+			for _, off := range ins.Targets {
+				if c := t.Columns[off]; c.IsGenerated() {
+					return nil, errGeneratedValue(c, t)
+				}
+			}
 			ins.Select = p
 		}
 	}
@@ -118,8 +129,12 @@ func (b *builder) buildInsert(x *ast.InsertStmt) (Plan, error) {
 			if c == nil {
 				return nil, errUnknownColumn(a.Column.Name.O, "field list")
 			}
-			e, err := b.expr(s, a.Expr)
-			if err != nil {
+			var e expression.Expr
+			if d, ok := a.Expr.(*ast.DefaultExpr); ok && d.Name == nil {
+				// SET c = DEFAULT: nil, as in UPDATE.
+			} else if c.IsGenerated() {
+				return nil, errGeneratedValue(c, t)
+			} else if e, err = b.expr(s, a.Expr); err != nil {
 				return nil, err
 			}
 			ins.OnDup = append(ins.OnDup, Assignment{Offset: c.Offset, Expr: e})
@@ -194,6 +209,9 @@ func (b *builder) buildUpdate(x *ast.UpdateStmt) (Plan, error) {
 		return nil, err
 	}
 	up := &Update{Table: t, Source: src, Ignore: x.IgnoreErr}
+	if up.Exprs, err = tableExprs(t); err != nil {
+		return nil, err
+	}
 	s := &scope{cols: src.Columns()}
 	b.clause = "field list"
 	for _, a := range x.List {
@@ -204,6 +222,8 @@ func (b *builder) buildUpdate(x *ast.UpdateStmt) (Plan, error) {
 		var e expression.Expr
 		if d, ok := a.Expr.(*ast.DefaultExpr); ok && d.Name == nil {
 			e = nil
+		} else if c.IsGenerated() {
+			return nil, errGeneratedValue(c, t)
 		} else if e, err = b.expr(s, a.Expr); err != nil {
 			return nil, err
 		}
@@ -225,4 +245,10 @@ func (b *builder) buildDelete(x *ast.DeleteStmt) (Plan, error) {
 		return nil, err
 	}
 	return &Delete{Table: t, Source: src}, nil
+}
+
+// errGeneratedValue is MySQL's 3105: only DEFAULT may be written into a
+// generated column.
+func errGeneratedValue(c *catalog.ColumnInfo, t *catalog.TableInfo) error {
+	return errno.NewStd(mysql.ErrBadGeneratedColumn, c.Name, t.Name)
 }

@@ -18,13 +18,17 @@ var MemTableColumns = map[string][]string{
 		"TABLE_ROWS", "AUTO_INCREMENT", "TABLE_COLLATION", "CREATE_OPTIONS", "TABLE_COMMENT"},
 	"columns": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION", "COLUMN_DEFAULT",
 		"IS_NULLABLE", "DATA_TYPE", "CHARACTER_MAXIMUM_LENGTH", "NUMERIC_PRECISION", "NUMERIC_SCALE",
-		"CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY", "EXTRA", "COLUMN_COMMENT"},
+		"CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY", "EXTRA", "COLUMN_COMMENT", "GENERATION_EXPRESSION"},
 	"statistics": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "NON_UNIQUE", "INDEX_SCHEMA", "INDEX_NAME",
 		"SEQ_IN_INDEX", "COLUMN_NAME", "NULLABLE", "INDEX_TYPE"},
-	"processlist": {"ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO"},
+	"processlist":       {"ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO"},
+	"check_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
+	"table_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "TABLE_SCHEMA", "TABLE_NAME",
+		"CONSTRAINT_TYPE", "ENFORCED"},
 }
 
-var memTableIDs = map[string]int64{"schemata": -1, "tables": -2, "columns": -3, "statistics": -4, "processlist": -5}
+var memTableIDs = map[string]int64{"schemata": -1, "tables": -2, "columns": -3, "statistics": -4, "processlist": -5,
+	"check_constraints": -6, "table_constraints": -7}
 
 var intMemColumns = map[string]bool{"VERSION": true, "TABLE_ROWS": true, "AUTO_INCREMENT": true, "ORDINAL_POSITION": true,
 	"CHARACTER_MAXIMUM_LENGTH": true, "NUMERIC_PRECISION": true, "NUMERIC_SCALE": true, "NON_UNIQUE": true, "SEQ_IN_INDEX": true,

@@ -241,6 +241,9 @@ type Insert struct {
 	// OnDup assignments read the existing row as columns [0, n) and the
 	// proposed row (VALUES()) as columns [n, 2n).
 	OnDup []Assignment
+	// Exprs are the table's generated columns, expression defaults and
+	// CHECK constraints (nil: it has none).
+	Exprs *TableExprs
 }
 
 // Update changes rows produced by Source (a TableScan over Table).
@@ -250,6 +253,8 @@ type Update struct {
 	Source      Plan
 	Assignments []Assignment
 	Ignore      bool
+	// Exprs: as Insert's.
+	Exprs *TableExprs
 }
 
 // Delete removes rows produced by Source.
