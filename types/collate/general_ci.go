@@ -76,7 +76,7 @@ func GeneralCIWeight(r rune) uint16 {
 // generalCIExceptions are the characters whose MySQL weight the rule in
 // GeneralCIWeight does not give.
 var generalCIExceptions = map[rune]uint16{
-	0x00DF: 'S', // ß: MySQL's table weighs it as a single S
+	0x00DF: 'S',    // ß: MySQL's table weighs it as a single S
 	0x017F: 'S',    // ſ (long s)
 	0x03F2: 0x03A3, // ϲ (lunate sigma) weighs as Σ
 	0x0419: 0x0419, // Й keeps its breve
