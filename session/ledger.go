@@ -83,6 +83,7 @@ const (
 	tPrivs    = "session/testdata/privileges"
 	tOnline   = "session/testdata/online_ddl"
 	tAlter    = "session/testdata/alter_table"
+	tColl     = "session/testdata/collations"
 )
 
 // stmtLedger: the statement node types (by ast type name).
@@ -229,8 +230,8 @@ var tableOptionLedger = map[ast.TableOptionType]ledgerEntry{
 	ast.TableOptionEngine: impl("session/testdata/sql_mode", "CREATE TABLE t_opt (a INT) ENGINE=InnoDB"),
 	ast.TableOptionCharset: impl(tLedger, "CREATE TABLE t_opt (a INT) DEFAULT CHARSET=utf8mb4").
 		onlyWith("CREATE TABLE t_opt (a INT) DEFAULT CHARSET=latin1"),
-	ast.TableOptionCollate: impl(tLedger, "CREATE TABLE t_opt (a INT, s VARCHAR(5)) COLLATE=utf8mb4_general_ci").
-		onlyWith("CREATE TABLE t_opt (a INT) COLLATE=utf8mb4_0900_ai_ci"),
+	ast.TableOptionCollate: impl(tColl, "CREATE TABLE t_opt (a INT, s VARCHAR(5)) COLLATE=utf8mb4_0900_ai_ci").
+		onlyWith("CREATE TABLE t_opt (a INT) COLLATE=utf8mb4_sv_0900_ai_ci"),
 	ast.TableOptionAutoIncrement: impl(tLedger, "CREATE TABLE t_opt (a INT AUTO_INCREMENT PRIMARY KEY) AUTO_INCREMENT=100"),
 	ast.TableOptionComment:       impl("session/testdata/show_create_quoting", "CREATE TABLE t_opt (a INT) COMMENT='c'"),
 	ast.TableOptionAvgRowLength: ignoredAsMySQL("InnoDB ignores AVG_ROW_LENGTH (a MyISAM sizing hint)",
@@ -305,7 +306,7 @@ var columnOptionLedger = map[ast.ColumnOptionType]ledgerEntry{
 	ast.ColumnOptionDefaultValue:  impl(tDDL, "CREATE TABLE t_col (a INT DEFAULT 1)"),
 	ast.ColumnOptionUniqKey:       impl(tKeys, "CREATE TABLE t_col (a INT UNIQUE)"),
 	ast.ColumnOptionComment:       impl("session/testdata/show_create_quoting", "CREATE TABLE t_col (a INT COMMENT 'c')"),
-	ast.ColumnOptionCollate:       impl(tDDL, "CREATE TABLE t_col (s VARCHAR(5) COLLATE utf8mb4_general_ci)"),
+	ast.ColumnOptionCollate:       impl(tColl, "CREATE TABLE t_col (s VARCHAR(5) COLLATE utf8mb4_0900_as_cs)"),
 	ast.ColumnOptionOnUpdate:      impl("session/testdata/on_update", "CREATE TABLE t_col (d DATETIME ON UPDATE CURRENT_TIMESTAMP)"),
 	ast.ColumnOptionFulltext:      refuse("FULLTEXT", ""),
 	ast.ColumnOptionGenerated:     impl("session/testdata/generated_columns", "CREATE TABLE t_col (a INT, g INT AS (a + 1))"),
@@ -627,7 +628,7 @@ var clauseLedger = map[string]ledgerEntry{
 	"column character set": impl(tLedger, "CREATE TABLE t_col (s VARCHAR(5) CHARACTER SET utf8mb4, v VARBINARY(5), w VARCHAR(5) CHARACTER SET binary)").
 		onlyWith("CREATE TABLE t_col (s VARCHAR(5) CHARACTER SET latin1)"),
 	"column collation": impl(tDDL, "CREATE TABLE t_col (s VARCHAR(5) COLLATE utf8mb4_general_ci, v VARCHAR(5) BINARY)").
-		onlyWith("CREATE TABLE t_col (s VARCHAR(5) COLLATE utf8mb4_unicode_ci)"),
+		onlyWith("CREATE TABLE t_col (s VARCHAR(5) COLLATE utf8mb4_0900_as_ci)"),
 	"SET NAMES ... COLLATE": impl(tLedger, "SET NAMES utf8mb4 COLLATE utf8mb4_bin").
 		onlyWith("SET NAMES utf8mb4 COLLATE utf8mb4_general_ci"),
 	"character set and collation variables": impl(tLedger, "SET character_set_client = utf8mb4, character_set_results = NULL, collation_connection = utf8mb4_bin").

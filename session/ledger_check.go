@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/types"
+	"github.com/shoaldb/shoal/types/collate"
 )
 
 // checkLedger refuses a statement that uses a kind the ledger (ledger.go)
@@ -261,14 +263,25 @@ func columnCharset(cs string) error {
 }
 
 func columnCollation(coll string) error {
-	switch strings.ToLower(coll) {
-	case "", "utf8mb4_bin", "utf8mb4_general_ci", "binary":
+	if coll == "" || collate.Lookup(coll) != nil {
 		return nil
+	}
+	if err := unknownCollation(coll); err != nil {
+		return err
 	}
 	if err := lookup(clauseLedger, "column collation", ""); err != nil {
 		return err
 	}
 	return notSupported("collation " + coll + " for a column")
+}
+
+// unknownCollation is MySQL's 1273 for a name no MySQL collation has (the
+// parser's list is MySQL's); nil for an existing one.
+func unknownCollation(coll string) error {
+	if _, err := charset.GetCollationByName(coll); err != nil {
+		return errno.New(mysql.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+	}
+	return nil
 }
 
 // checkCharsetVar refuses character set and collation variables set to
@@ -306,7 +319,10 @@ func tableOption(o *ast.TableOption) error {
 			return notSupported("table character set " + o.StrValue)
 		}
 	case ast.TableOptionCollate:
-		if !tableCollations[strings.ToLower(o.StrValue)] {
+		if !tableCollation(o.StrValue) {
+			if err := unknownCollation(o.StrValue); err != nil {
+				return err
+			}
 			return notSupported("table collation " + o.StrValue)
 		}
 	case ast.TableOptionRowFormat:
@@ -321,9 +337,12 @@ func tableOption(o *ast.TableOption) error {
 	return nil
 }
 
-// tableCollations are the table default collations CREATE TABLE applies
-// to its character columns (the collations shoal compares by).
-var tableCollations = map[string]bool{"utf8mb4_bin": true, "utf8mb4_general_ci": true}
+// tableCollation admits the table default collations CREATE TABLE applies
+// to its utf8mb4 character columns: the utf8mb4 ones shoal compares by.
+func tableCollation(name string) bool {
+	c := collate.Lookup(name)
+	return c != nil && strings.HasPrefix(c.Name(), "utf8mb4_")
+}
 
 func databaseOption(o *ast.DatabaseOption) error {
 	if err := lookup(databaseOptionLedger, o.Tp, "database option"); err != nil {

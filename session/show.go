@@ -3,15 +3,18 @@ package session
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/types"
+	"github.com/shoaldb/shoal/types/collate"
 )
 
 func s2d(s string) types.Datum { return types.NewString(s) }
@@ -275,10 +278,16 @@ func (s *Session) runShow(ctx context.Context, x *ast.ShowStmt) (ResultSet, erro
 			types.Row{s2d("binary"), s2d("binary"), s2d("binary"), types.NewInt(1)})
 		return &staticResultSet{fields: stringFields("Charset", "Description", "Default collation", "Maxlen"), rows: rows}, nil
 	case ast.ShowCollation:
-		for _, c := range [][3]string{{"utf8mb4_bin", "utf8mb4", "46"}, {"utf8mb4_general_ci", "utf8mb4", "45"}, {"binary", "binary", "63"}} {
-			if like(c[0]) {
-				rows = append(rows, types.Row{s2d(c[0]), s2d(c[1]), s2d(c[2]), s2d("Yes"), s2d("Yes"), types.NewInt(1)})
+		for _, name := range collate.Names() {
+			c, err := charset.GetCollationByName(name)
+			if err != nil || !like(name) {
+				continue
 			}
+			def := "" // shoal's defaults: utf8mb4_bin and binary
+			if name == "utf8mb4_bin" || name == "binary" {
+				def = "Yes"
+			}
+			rows = append(rows, types.Row{s2d(name), s2d(c.CharsetName), s2d(strconv.Itoa(c.ID)), s2d(def), s2d("Yes"), types.NewInt(1)})
 		}
 		return &staticResultSet{fields: stringFields("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"), rows: rows}, nil
 	case ast.ShowProcessList:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/types/collate"
 	"math"
 	"strconv"
 	"strings"
@@ -223,32 +224,46 @@ func compareDuration(a, b Datum) int {
 	return cmpFloat(a.ToFloat(), b.ToFloat())
 }
 
-// CompareCI compares strings case-insensitively (utf8mb4_general_ci-like);
-// other kinds as Compare.
-func CompareCI(a, b Datum) int {
-	if (a.k == KindString) && (b.k == KindString) {
-		return strings.Compare(foldCase(a.b), foldCase(b.b))
+// CollatorOf returns the collator strings of the collation compare by, or
+// nil when they compare bytewise as Compare does: binary,
+// utf8mb4_0900_bin, utf8mb4_bin and no collation. utf8mb4_bin stays
+// bytewise (trailing spaces count, unlike MySQL's PAD SPACE) so that its
+// index keys keep holding the value itself (indexes cover reads; keys
+// written before collations existed stay valid).
+func CollatorOf(collation string) collate.Collator {
+	c := collate.Lookup(collation)
+	if c == nil || c.Bytewise() {
+		return nil
+	}
+	return c
+}
+
+// HasSortKeys reports a collation whose index keys hold sort keys rather
+// than values (such an index cannot cover a read of the column).
+func HasSortKeys(collation string) bool { return CollatorOf(collation) != nil }
+
+// CompareCollated compares two strings under c (nil: bytewise); other
+// kinds as Compare.
+func CompareCollated(a, b Datum, c collate.Collator) int {
+	if c != nil && a.k == KindString && b.k == KindString {
+		return c.Compare(a.b, b.b)
 	}
 	return Compare(a, b)
 }
 
-func foldCase(b []byte) string {
-	return strings.ToUpper(strings.TrimRight(string(b), " "))
-}
-
-// IsCICollation reports a case-insensitive collation (utf8mb4_general_ci,
-// utf8mb4_0900_ai_ci, ...).
-func IsCICollation(collate string) bool { return strings.HasSuffix(collate, "_ci") }
-
-// CollationKey returns the datum that index keys store for d under the
-// column type ft: for a case-insensitive collation, the folded string (so
-// that values equal under the collation have one key and sort in collation
-// order); otherwise d itself.
+// CollationKey returns the datum that keys store for d under the column
+// type ft: for a collation with sort keys, the sort key (so values equal
+// under the collation have one key and keys sort in collation order);
+// otherwise d itself.
 func CollationKey(d Datum, ft *FieldType) Datum {
-	if d.k != KindString || !IsCICollation(ft.Collate) {
+	if d.k != KindString {
 		return d
 	}
-	return NewString(foldCase(d.b))
+	c := CollatorOf(ft.Collate)
+	if c == nil {
+		return d
+	}
+	return NewStringBytes(c.Key(nil, d.b))
 }
 
 func boolInt(b bool) int {

@@ -20,15 +20,16 @@ import (
 // strict mode is refused here, whatever protocol carried the value.
 
 // memberEqual compares a value with an ENUM/SET member under the column's
-// collation: exact for _bin and binary ones, case-insensitive otherwise;
+// collation: exact for bytewise ones;
 // trailing spaces never count (MySQL strips them from members).
 func memberEqual(ft *types.FieldType, v, member string) bool {
 	v = strings.TrimRight(v, " ")
 	member = strings.TrimRight(member, " ")
-	if ft.Charset == "binary" || strings.HasSuffix(ft.Collate, "_bin") || ft.Collate == "" {
+	c := types.CollatorOf(ft.Collate)
+	if ft.Charset == "binary" || c == nil {
 		return v == member
 	}
-	return strings.EqualFold(v, member)
+	return c.Compare([]byte(v), []byte(member)) == 0
 }
 
 // numericIndex reads d as the integer MySQL takes for a member index or

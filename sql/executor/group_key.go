@@ -2,19 +2,18 @@ package executor
 
 import (
 	"math"
-	"strings"
 
 	"github.com/shoaldb/shoal/sql/expression"
 	"github.com/shoaldb/shoal/tablecodec/codec"
 	"github.com/shoaldb/shoal/types"
 )
 
-// groupKey encodes datums into a map key; strings under a _ci collation are
-// folded so equal values group together.
+// groupKey encodes datums into a map key; strings under a collation with
+// sort keys are replaced by their sort key so equal values group together.
 func groupKey(buf []byte, exprs []expression.Expr, vals []types.Datum) []byte {
 	for i, v := range vals {
-		if i < len(exprs) && v.Kind() == types.KindString && strings.HasSuffix(exprs[i].Type().Collate, "_ci") {
-			v = types.NewString(strings.ToUpper(strings.TrimRight(v.StringValue(), " ")))
+		if i < len(exprs) && v.Kind() == types.KindString {
+			v = types.CollationKey(v, exprs[i].Type())
 		}
 		if v.Kind() == types.KindUint64 && v.Uint() <= math.MaxInt64 {
 			v = types.NewInt(int64(v.Uint()))

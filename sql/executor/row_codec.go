@@ -238,7 +238,8 @@ func indexValuesIn(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row, 
 	vals := make([]types.Datum, len(idx.Columns))
 	for i, ic := range idx.Columns {
 		ft := &t.Columns[ic.Offset].Type
-		v := types.CollationKey(toStoredTime(row[ic.Offset], ft, zone), ft)
+		v := toStoredTime(row[ic.Offset], ft, zone)
+		// A prefix counts characters of the value, not of its sort key.
 		if ic.Length > 0 && !v.IsNull() {
 			b := v.Bytes()
 			b = truncateChars(b, min(ic.Length, len(b)), v.Kind() == types.KindBytes)
@@ -248,7 +249,7 @@ func indexValuesIn(t *catalog.TableInfo, idx *catalog.IndexInfo, row types.Row, 
 				v = types.NewStringBytes(b)
 			}
 		}
-		vals[i] = v
+		vals[i] = types.CollationKey(v, ft)
 	}
 	return vals
 }

@@ -1,9 +1,8 @@
 package expression
 
 import (
-	"strings"
-
 	"github.com/shoaldb/shoal/types"
+	"github.com/shoaldb/shoal/types/collate"
 )
 
 // Comparison: = <> < <= > >= <=>, IN, GREATEST, LEAST.
@@ -33,16 +32,24 @@ func cmpFunc(op string) evalFunc {
 	}
 }
 
-// CompareForArgs compares two values of the given expressions, using a
-// case-insensitive comparison when either side has a _ci collation.
+// CompareForArgs compares two values of the given expressions under the
+// first side's collation, or the second's when the first compares
+// bytewise (a column against a literal takes the column's collation, as
+// MySQL's coercibility rules give; two columns of different non-binary
+// collations, MySQL's 1267, take the first's).
 func CompareForArgs(ea, eb Expr, a, b types.Datum) int {
-	if isCI(ea.Type()) || isCI(eb.Type()) {
-		return types.CompareCI(a, b)
-	}
-	return types.Compare(a, b)
+	return types.CompareCollated(a, b, comparisonCollator(ea.Type(), eb.Type()))
 }
 
-func isCI(ft *types.FieldType) bool { return strings.HasSuffix(ft.Collate, "_ci") }
+func comparisonCollator(a, b *types.FieldType) collate.Collator {
+	if c := types.CollatorOf(a.Collate); c != nil {
+		return c
+	}
+	return types.CollatorOf(b.Collate)
+}
+
+// isCI reports a type whose strings do not compare bytewise.
+func isCI(ft *types.FieldType) bool { return types.HasSortKeys(ft.Collate) }
 
 func evalNullEQ(ctx *Context, f *ScalarFunc, row types.Row) (types.Datum, error) {
 	a, err := f.Args[0].Eval(ctx, row)

@@ -51,10 +51,7 @@ func keyable(ft *types.FieldType, v expression.Expr) bool {
 	return colStr && (valStr || vt.Tp == mysql.TypeNull)
 }
 
-func isCICollation(ft *types.FieldType) bool {
-	n := len(ft.Collate)
-	return n > 3 && ft.Collate[n-3:] == "_ci"
-}
+func isCICollation(ft *types.FieldType) bool { return types.HasSortKeys(ft.Collate) }
 
 func analyzeCond(c expression.Expr, cols []*OutputColumn) *colCond {
 	f, ok := c.(*expression.ScalarFunc)

@@ -279,7 +279,7 @@ func sameClass(a, b *types.FieldType) bool {
 		return true
 	}
 	str := func(ft *types.FieldType) bool {
-		return ft.IsString() && ft.Tp != mysql.TypeNewDecimal && !strings.HasSuffix(ft.Collate, "_ci")
+		return ft.IsString() && ft.Tp != mysql.TypeNewDecimal && !types.HasSortKeys(ft.Collate)
 	}
 	return str(a) && str(b)
 }
