@@ -10,6 +10,7 @@ import (
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/session"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -36,13 +37,13 @@ func (h *harness) doOnlineDDL(t *testing.T, d *datadriven.TestData) (string, boo
 	switch d.Cmd {
 	case "interrupt-ddl":
 		if d.HasArg("off") {
-			catalog.SetJobInterrupt(nil)
+			ddl.SetJobInterrupt(nil)
 			return "", true
 		}
 		var want string
 		d.ScanArgs(t, "state", &want)
 		fired := false
-		catalog.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
+		ddl.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
 			j := tb.Job
 			if fired || j.RollingBack || jobObjectState(tb).String() != want {
 				return false
@@ -50,7 +51,7 @@ func (h *harness) doOnlineDDL(t *testing.T, d *datadriven.TestData) (string, boo
 			fired = true
 			return true
 		})
-		t.Cleanup(func() { catalog.SetJobInterrupt(nil) })
+		t.Cleanup(func() { ddl.SetJobInterrupt(nil) })
 		return "", true
 	case "schema-state":
 		tb := h.table(t, d)
@@ -153,7 +154,7 @@ func withState(name string, st catalog.SchemaState) string {
 // jobObjectState is the state of the first object of tb's job.
 func jobObjectState(tb *catalog.TableInfo) catalog.SchemaState {
 	j := tb.Job
-	if j.Kind == catalog.JobAddIndex || j.Kind == catalog.JobDropIndex {
+	if j.Kind == ddl.JobAddIndex || j.Kind == ddl.JobDropIndex {
 		return tb.IndexByID(j.Objects[0]).State
 	}
 	return tb.ColumnByID(j.Objects[0]).State

@@ -18,6 +18,7 @@ import (
 	"github.com/shoaldb/shoal/kv"
 	"github.com/shoaldb/shoal/kv/delrange"
 	"github.com/shoaldb/shoal/sql/catalog"
+	"github.com/shoaldb/shoal/sql/ddl"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
 )
@@ -399,13 +400,13 @@ func TestAddUniqueIndexDuplicateRollsBack(t *testing.T) {
 func holdJobs(t *testing.T, node string, state catalog.SchemaState) (reached, release chan struct{}) {
 	reached, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	catalog.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
+	ddl.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
 		j := tb.Job
 		if j.Owner != node || j.RollingBack {
 			return false
 		}
 		var st catalog.SchemaState
-		if j.Kind == catalog.JobAddIndex || j.Kind == catalog.JobDropIndex {
+		if j.Kind == ddl.JobAddIndex || j.Kind == ddl.JobDropIndex {
 			st = tb.IndexByID(j.Objects[0]).State
 		} else {
 			st = tb.ColumnByID(j.Objects[0]).State
@@ -420,7 +421,7 @@ func holdJobs(t *testing.T, node string, state catalog.SchemaState) (reached, re
 		}
 		return false
 	})
-	t.Cleanup(func() { catalog.SetJobInterrupt(nil) })
+	t.Cleanup(func() { ddl.SetJobInterrupt(nil) })
 	return reached, release
 }
 
@@ -529,10 +530,10 @@ func TestOrphanedJobSettledInBackground(t *testing.T) {
 	sa, sb := newSess(t, na), newSess(t, nb)
 	mustExec(t, sa, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, sa, "INSERT INTO t VALUES (1, 1), (2, 2)")
-	catalog.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
+	ddl.SetJobInterrupt(func(tb *catalog.TableInfo) bool {
 		return !tb.Job.RollingBack && tb.IndexByID(tb.Job.Objects[0]).State == catalog.StateWriteOnly
 	})
-	defer catalog.SetJobInterrupt(nil)
+	defer ddl.SetJobInterrupt(nil)
 	if _, err := sa.Execute(context.Background(), "ALTER TABLE t ADD INDEX ia (a)"); err == nil {
 		t.Fatal("the interrupted ADD INDEX succeeded")
 	}
@@ -552,7 +553,7 @@ func TestOrphanedJobSettledInBackground(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mustExec(t, sb, "ADMIN CHECK TABLE t")
-	catalog.SetJobInterrupt(nil)
+	ddl.SetJobInterrupt(nil)
 	mustExec(t, sa, "ALTER TABLE t ADD INDEX ia (a)")
 	mustExec(t, sb, "ADMIN CHECK TABLE t")
 }

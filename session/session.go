@@ -106,6 +106,9 @@ func NewBackend(store kv.Storage, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The catalog's DDLs and Sync settle the jobs they meet with ddl's
+	// state machine.
+	ddl.AttachJobs(cat)
 	b := &Backend{store: store, catalog: cat, cfg: cfg, globals: &globalVars{vals: map[string]string{}}}
 	b.serverMem.Limit = b.serverMemoryLimit
 	for _, db := range []string{"mysql", "test"} {

@@ -1,49 +1,28 @@
 package catalog
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
+	"time"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/kv"
-	"github.com/shoaldb/shoal/tablecodec"
 )
 
-// Online schema changes (F1, as TiDB runs them). The DDLs that change what
-// DML writes move their object through states, one transaction and one
-// schema version per step:
-//
-//	ADD INDEX    absent -> delete-only -> write-only -> backfill -> public
-//	ADD COLUMN   absent -> delete-only -> write-only -> public
-//	DROP INDEX   public -> write-only -> delete-only -> absent (entries queued for GC)
-//	DROP COLUMN  public -> write-only -> delete-only -> absent (with the
-//	             indexes over only its columns: SchemaJob.Indexes)
-//
-// Before each step the job waits until every live SQL node runs the
-// version of the previous one (waitAllNodes), so DML commits only ever
-// happen under two adjacent states, which are compatible: a delete-only
-// writer never leaves behind an entry an absent writer would not delete,
-// a write-only writer keeps the object exact for public readers, and the
-// backfill starts once no writer skips the index any more.
-//
-// The job is recorded in its table (TableInfo.Job) with the node driving
-// it: one job per table at a time; any other DDL that would change the
-// table waits for it, or settles it when its node is gone (its record
-// lapsed, or it is this node and the job no longer runs here); syncing
-// nodes also look for such jobs in the background (settleOrphans).
-// Settling rolls an ADD back (absent again, entries queued for GC) and a
-// DROP forward; either way through the remaining states with their waits.
-// Meanwhile readers never see the non-public object and writers keep
-// maintaining it, so a job left midway costs writes, never correctness.
+// What an online schema change is, as the catalog keeps it: a SchemaJob
+// recorded in its table (TableInfo.Job), the jobs this node drives, and
+// the primitives a job driver needs (EditJob, JobOwnerAlive, ReadTable).
+// How a job steps through its states, and settling the jobs of gone nodes,
+// is sql/ddl's (job.go, job_run.go); the catalog reaches it through the
+// JobSettler set with SetJobSettler, because its own DDL loop meets jobs
+// (a DDL on a busy table) and so does Sync (the jobs of gone nodes).
 
-// JobKind names an online schema change.
+// JobKind names an online schema change; sql/ddl defines the kinds and
+// what their states mean.
 type JobKind string
-
-const (
-	JobAddIndex   JobKind = "add index"
-	JobDropIndex  JobKind = "drop index"
-	JobAddColumn  JobKind = "add column"
-	JobDropColumn JobKind = "drop column"
-)
 
 // SchemaJob is an online schema change under way on one table.
 type SchemaJob struct {
@@ -62,106 +41,130 @@ type SchemaJob struct {
 	RollingBack bool `json:"rolling_back,omitempty"`
 }
 
-func (j *SchemaJob) onIndex() bool { return j.Kind == JobAddIndex || j.Kind == JobDropIndex }
-
-// removing: the job takes its objects towards absent.
-func (j *SchemaJob) removing() bool {
-	return j.RollingBack || j.Kind == JobDropIndex || j.Kind == JobDropColumn
+// JobSettler drives the jobs the catalog meets but does not step itself.
+// sql/ddl implements it; a catalog without one fails a DDL that meets
+// another job and never settles orphans.
+type JobSettler interface {
+	// SettleJob returns once the job table (as a DDL found it) had under
+	// way is no longer the table's: it waits while the job's node drives
+	// it and finishes it when that node is gone.
+	SettleJob(ctx context.Context, table *TableInfo) error
+	// SettleOrphans settles every job of the current schema whose node
+	// is gone (Sync's background check).
+	SettleOrphans(ctx context.Context) error
 }
 
-// state is the state of the job's objects in t (they move together).
-func (j *SchemaJob) state(t *TableInfo) (SchemaState, error) {
-	if len(j.Objects) == 0 {
-		return 0, fmt.Errorf("catalog: job %d has no objects", j.ID)
+// SetJobSettler makes s settle the jobs this catalog's DDLs and Sync
+// meet. Call it once, before the catalog runs DDLs.
+func (c *Catalog) SetJobSettler(s JobSettler) { c.settler = s }
+
+// jobBusyError: a DDL met a table with another job under way.
+type jobBusyError struct{ table *TableInfo }
+
+func (e *jobBusyError) Error() string {
+	return fmt.Sprintf("catalog: table %s has a schema change under way (job %d)", e.table.Name, e.table.Job.ID)
+}
+
+// ErrJobLost: the job left this node (another node settled it after this
+// node's record lapsed) or vanished.
+var ErrJobLost = errno.New(mysql.ErrUnknown, "the schema change was taken over or cancelled by another SQL node")
+
+// MarkJobRunning records that this node drives job id (JobOwnerAlive then
+// says so for it); ForgetJob undoes it.
+func (c *Catalog) MarkJobRunning(id int64) {
+	c.jobsMu.Lock()
+	c.running[id] = true
+	c.jobsMu.Unlock()
+}
+
+// ForgetJob records that this node no longer drives job id.
+func (c *Catalog) ForgetJob(id int64) {
+	c.jobsMu.Lock()
+	delete(c.running, id)
+	c.jobsMu.Unlock()
+}
+
+func (c *Catalog) forgetJobs(jobs []*SchemaJob) {
+	for _, j := range jobs {
+		c.ForgetJob(j.ID)
 	}
-	if j.onIndex() {
-		if idx := t.IndexByID(j.Objects[0]); idx != nil {
-			return idx.State, nil
-		}
-	} else if c := t.ColumnByID(j.Objects[0]); c != nil {
-		return c.State, nil
-	}
-	return 0, fmt.Errorf("catalog: job %d: object %d missing from table %s", j.ID, j.Objects[0], t.Name)
 }
 
-// needsBackfill: an ADD INDEX in write-only backfills before it goes public.
-func (j *SchemaJob) needsBackfill(t *TableInfo) bool {
-	st, err := j.state(t)
-	return err == nil && j.Kind == JobAddIndex && !j.RollingBack && st == StateWriteOnly
+func (c *Catalog) isRunning(id int64) bool {
+	c.jobsMu.Lock()
+	defer c.jobsMu.Unlock()
+	return c.running[id]
 }
 
-// stepJob moves the job's objects in nt (a clone of its table) one state
-// on, setting CompleteTS on an index going public. It returns the key
-// range to queue for destruction (an index gone), and clears nt.Job once
-// the job is done.
-func stepJob(nt *TableInfo, completeTS uint64) ([]kv.KeyRange, error) {
-	j := nt.Job
-	st, err := j.state(nt)
+// StartJob records an online schema change of kind on objects of t: t
+// (a clone being stored by this DDL) must already hold them in their first
+// state. The caller then drives the job once the DDL committed.
+func (m *Mutator) StartJob(db *DBInfo, t *TableInfo, kind JobKind, objects ...int64) (*SchemaJob, error) {
+	id, err := m.GenID()
 	if err != nil {
 		return nil, err
 	}
-	next := st
-	gone := false
-	if j.removing() {
-		switch st {
-		case StatePublic:
-			next = StateWriteOnly
-		case StateWriteOnly:
-			next = StateDeleteOnly
-		case StateDeleteOnly:
-			gone = true
-		}
-	} else {
-		switch st {
-		case StateDeleteOnly:
-			next = StateWriteOnly
-		case StateWriteOnly:
-			next = StatePublic
-		}
-	}
-	var dropped []kv.KeyRange
-	stepIndexes := func(ids ...int64) {
-		kept := nt.Indices[:0:0]
-		for _, idx := range nt.Indices {
-			if !slices.Contains(ids, idx.ID) {
-				kept = append(kept, idx)
-				continue
-			}
-			if gone {
-				prefix := kv.Key(tablecodec.IndexPrefix(nt.ID, idx.ID))
-				dropped = append(dropped, kv.KeyRange{Start: prefix, End: prefix.PrefixNext()})
-				continue
-			}
-			idx.State = next
-			if next == StatePublic {
-				idx.CompleteTS = completeTS
-			}
-			kept = append(kept, idx)
-		}
-		nt.Indices = kept
-	}
-	if j.onIndex() {
-		stepIndexes(j.Objects[0])
-	} else {
-		stepIndexes(j.Indexes...)
-		ids := map[int64]bool{}
-		for _, id := range j.Objects {
-			ids[id] = true
-		}
-		kept := nt.Columns[:0:0]
-		for _, c := range nt.Columns {
-			if ids[c.ID] {
-				if gone {
-					continue
-				}
-				c.State = next
-			}
-			kept = append(kept, c)
-		}
-		nt.Columns = kept
-	}
-	if gone || next == StatePublic {
-		nt.Job = nil
-	}
-	return dropped, nil
+	job := &SchemaJob{ID: id, TableID: t.ID, Kind: kind, Objects: objects, Owner: m.c.nodeID}
+	t.Job = job
+	m.started = append(m.started, job)
+	m.c.MarkJobRunning(job.ID)
+	return job, m.PutTable(db, t)
 }
+
+// EditJob runs edit, as a DDL transaction, on a copy of the table of job
+// as stored, and stores the copy; ErrJobLost when the table no longer runs
+// job under owner. It returns the schema version committed.
+func (c *Catalog) EditJob(ctx context.Context, job *SchemaJob, owner string, edit func(m *Mutator, nt *TableInfo) error) (int64, error) {
+	return c.runDDL(ctx, job, func(m *Mutator) error {
+		t := m.Schema().TableByID(job.TableID)
+		if t == nil || t.Job == nil || t.Job.ID != job.ID || t.Job.Owner != owner {
+			return ErrJobLost
+		}
+		nt := t.Clone()
+		if err := edit(m, nt); err != nil {
+			return err
+		}
+		db := m.Schema().DBByID(nt.DBID)
+		if db == nil {
+			return ErrJobLost
+		}
+		return m.PutTable(db, nt)
+	})
+}
+
+// JobOwnerAlive reports whether the node driving job is still at it.
+func (c *Catalog) JobOwnerAlive(ctx context.Context, job *SchemaJob) (bool, error) {
+	switch {
+	case job.Owner == "":
+		return false, nil
+	case job.Owner == c.nodeID:
+		return c.isRunning(job.ID), nil
+	case !c.registered.Load():
+		// No other node takes part (the embedded server): the owner is
+		// a previous run of this one.
+		return false, nil
+	}
+	return c.nodeAlive(ctx, job.Owner)
+}
+
+// ReadTable reads table id of database dbID as r holds it (nil if it is
+// gone).
+func ReadTable(ctx context.Context, r kv.Retriever, dbID, id int64) (*TableInfo, error) {
+	v, err := r.Get(ctx, tableKey(dbID, id))
+	if errors.Is(err, kv.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &TableInfo{}
+	if err := json.Unmarshal(v, t); err != nil {
+		return nil, fmt.Errorf("catalog: decode table: %w", err)
+	}
+	t.init()
+	return t, nil
+}
+
+// orphanCheckInterval: how often a syncing node looks for jobs whose node
+// is gone, so they do not wait for the next DDL on their table.
+const orphanCheckInterval = 2 * time.Second

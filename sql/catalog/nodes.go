@@ -115,6 +115,11 @@ func (c *Catalog) kickRenewal() {
 	}
 }
 
+// SetSchemaLeaseTTL sets how long this node's schema-version record and
+// lease last (tests shorten it to see a node lapse); call it before
+// Register.
+func (c *Catalog) SetSchemaLeaseTTL(d time.Duration) { c.leaseTTL = d }
+
 // Register makes this node one of the SQL nodes that online schema
 // changes wait for: it writes its schema-version record (Sync renews it)
 // and from then on CommitGuard checks the lease. Call it once, before

@@ -64,9 +64,11 @@ type Catalog struct {
 	renewKick       chan struct{}
 	renewals        int // under renewMu
 
-	// jobs this node is driving (job_run.go).
+	// jobs this node is driving (job.go).
 	jobsMu  sync.Mutex
 	running map[int64]bool
+	// settler steps the jobs a DDL or Sync meets (sql/ddl; nil: none).
+	settler JobSettler
 }
 
 // Open loads the schema from store.
@@ -338,7 +340,7 @@ func (m *Mutator) DropTable(db *DBInfo, t *TableInfo) error {
 //
 // A DDL that would change a table with an online schema change under way
 // (a SchemaJob) waits for that job to finish, or settles it when the node
-// driving it is gone (see settleJob), then runs fn again.
+// driving it is gone (JobSettler.SettleJob), then runs fn again.
 func (c *Catalog) DDL(ctx context.Context, fn func(m *Mutator) error) error {
 	_, err := c.runDDL(ctx, nil, fn)
 	return err
@@ -361,9 +363,9 @@ func (c *Catalog) runDDL(ctx context.Context, job *SchemaJob, fn func(m *Mutator
 		switch {
 		case err == nil:
 			return version, nil
-		case errors.As(err, &busy) && settles < maxJobSettles:
+		case errors.As(err, &busy) && settles < maxJobSettles && c.settler != nil:
 			settles++
-			if err := c.settleJob(ctx, busy.table); err != nil {
+			if err := c.settler.SettleJob(ctx, busy.table); err != nil {
 				return 0, err
 			}
 			continue

@@ -67,8 +67,10 @@ func (c *Catalog) Sync(ctx context.Context, interval time.Duration, log *slog.Lo
 			go func() {
 				defer settling.Done()
 				defer settlingNow.Store(false)
-				if err := c.settleOrphans(ctx); err != nil && ctx.Err() == nil && log != nil {
-					log.Warn("settling a schema change left by a gone SQL node failed", "err", err)
+				if c.settler != nil {
+					if err := c.settler.SettleOrphans(ctx); err != nil && ctx.Err() == nil && log != nil {
+						log.Warn("settling a schema change left by a gone SQL node failed", "err", err)
+					}
 				}
 				if _, err := c.SweepTempTables(ctx); err != nil && ctx.Err() == nil && log != nil {
 					log.Warn("dropping the temporary tables of a gone SQL node failed", "err", err)

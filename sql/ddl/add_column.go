@@ -20,7 +20,7 @@ import (
 // Each spec of specs adds its columns at its position (FIRST, AFTER c, or
 // the end); all of them move through the states together.
 func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
-	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+	return ddlJob(ctx, d.Catalog, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return nil, err
@@ -110,7 +110,7 @@ func (d *DDL) addColumns(ctx context.Context, tn *ast.TableName, specs []*ast.Al
 				return nil, err
 			}
 		}
-		return m.StartJob(db, nt, catalog.JobAddColumn, ids...)
+		return m.StartJob(db, nt, JobAddColumn, ids...)
 	})
 }
 

@@ -58,7 +58,7 @@ func (d *DDL) addPrimaryKey(ctx context.Context, tn *ast.TableName, parts []*ast
 			return err
 		}
 	}
-	err = d.Catalog.DDLJob(ctx, backfillIndex, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+	err = ddlJob(ctx, d.Catalog, backfillIndex, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.primaryKeyTable(m, tn)
 		if err != nil {
 			return nil, err
@@ -79,7 +79,7 @@ func (d *DDL) addPrimaryKey(ctx context.Context, tn *ast.TableName, parts []*ast
 			c.Type.Flag |= mysql.NotNullFlag | mysql.PriKeyFlag
 		}
 		nt.Indices = append(nt.Indices, idx)
-		return m.StartJob(db, nt, catalog.JobAddIndex, idx.ID)
+		return m.StartJob(db, nt, JobAddIndex, idx.ID)
 	})
 	if err != nil && len(nullable) > 0 {
 		d.unmarkColumns(ctx, tableID, nullable, true)

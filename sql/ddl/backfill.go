@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/shoaldb/shoal/kv"
-	"github.com/shoaldb/shoal/sql/catalog"
 	"github.com/shoaldb/shoal/sql/executor"
 	"github.com/shoaldb/shoal/tablecodec"
 	"github.com/shoaldb/shoal/types"
@@ -23,7 +22,7 @@ const maxBackfillRetries = 100
 // rows it covers, so a row changed meanwhile makes it (or the change)
 // conflict and the batch runs again on newer data. A unique index whose
 // key is taken by another row fails with 1062.
-func backfillIndex(ctx context.Context, r *catalog.Reorg) error {
+func backfillIndex(ctx context.Context, r *reorg) error {
 	prefix := kv.Key(tablecodec.RecordPrefix(r.Table.ID))
 	start, end := prefix, prefix.PrefixNext()
 	for start != nil {
@@ -43,7 +42,7 @@ func backfillIndex(ctx context.Context, r *catalog.Reorg) error {
 // backfillOnce fills in the entries of the first backfillBatch rows from
 // start in one transaction; it returns where the next batch starts (nil:
 // the table is done).
-func backfillOnce(ctx context.Context, r *catalog.Reorg, start, end kv.Key) (kv.Key, error) {
+func backfillOnce(ctx context.Context, r *reorg, start, end kv.Key) (kv.Key, error) {
 	t, idx := r.Table, r.Index
 	txn, err := r.Store.Begin(ctx, kv.TxnOptions{Mode: kv.Optimistic, Enable1PC: true})
 	if err != nil {

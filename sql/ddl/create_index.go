@@ -39,7 +39,7 @@ func buildIndex(t *catalog.TableInfo, name string, unique bool, parts []*ast.Ind
 // delete-only state, goes write-only once every node knows it, is
 // backfilled for the rows written before, and goes public.
 func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, unique bool, parts []*ast.IndexPartSpecification, ifNotExists bool) error {
-	return d.Catalog.DDLJob(ctx, backfillIndex, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+	return ddlJob(ctx, d.Catalog, backfillIndex, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return nil, err
@@ -63,6 +63,6 @@ func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, u
 		}
 		idx.State = catalog.StateDeleteOnly
 		nt.Indices = append(nt.Indices, idx)
-		return m.StartJob(db, nt, catalog.JobAddIndex, idx.ID)
+		return m.StartJob(db, nt, JobAddIndex, idx.ID)
 	})
 }

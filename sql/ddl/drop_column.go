@@ -18,7 +18,7 @@ import (
 // goes with them (MySQL drops an index its last column leaves); one over
 // other columns too would have to be rebuilt without them (1235).
 func (d *DDL) dropColumns(ctx context.Context, tn *ast.TableName, specs []*ast.AlterTableSpec) error {
-	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+	return ddlJob(ctx, d.Catalog, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return nil, err
@@ -80,7 +80,7 @@ func (d *DDL) dropColumns(ctx context.Context, tn *ast.TableName, specs []*ast.A
 		for _, id := range indexes {
 			nt.IndexByID(id).State = catalog.StateWriteOnly
 		}
-		job, err := m.StartJob(db, nt, catalog.JobDropColumn, ids...)
+		job, err := m.StartJob(db, nt, JobDropColumn, ids...)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 // dropIndex drops an index online: write-only (readers stop using it),
 // delete-only, then absent with its entries queued for GC.
 func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifExists bool) error {
-	return d.Catalog.DDLJob(ctx, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
+	return ddlJob(ctx, d.Catalog, nil, func(m *catalog.Mutator) (*catalog.SchemaJob, error) {
 		db, t, err := d.tableFor(m, tn)
 		if err != nil {
 			return nil, err
@@ -29,6 +29,6 @@ func (d *DDL) dropIndex(ctx context.Context, tn *ast.TableName, name string, ifE
 		}
 		nt := t.Clone()
 		nt.IndexByID(idx.ID).State = catalog.StateWriteOnly
-		return m.StartJob(db, nt, catalog.JobDropIndex, idx.ID)
+		return m.StartJob(db, nt, JobDropIndex, idx.ID)
 	})
 }
