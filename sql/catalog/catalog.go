@@ -2,8 +2,13 @@
 // persisted as JSON records under the meta key prefix in the kv store, and
 // served to the planner as immutable InfoSchema snapshots. It also runs
 // what every SQL node takes part in: the DDL transaction (Catalog.DDL),
-// the online schema-change jobs and their steps, schema leases and the
-// commit gate. What a DDL statement changes is decided in sql/ddl.
+// schema leases and the commit gate, and keeps what an online
+// schema-change job is (job.go: the SchemaJob recorded in its table, the
+// jobs this node drives) with the primitives that drive one. What a DDL
+// statement changes, and how a job steps through its states, is decided
+// in sql/ddl, which the catalog calls back through the JobSettler set on
+// it (SetJobSettler) when a DDL meets another job or Sync looks for the
+// jobs of gone nodes; this package never imports sql/ddl.
 //
 // Invariants:
 //   - An InfoSchema is never mutated after it is published; DDL builds a new
@@ -13,7 +18,7 @@
 //     version together; concurrent DDLs conflict on the version key.
 //   - Column and index IDs are never reused within a table, so row values
 //     written under an old schema decode correctly under a new one.
-//   - Online schema changes (job.go, job_run.go) keep F1's two-version
+//   - Online schema changes (stepped by sql/ddl) keep F1's two-version
 //     invariant: at any moment the DML commits of all SQL nodes run under
 //     at most two adjacent schema versions of a table, whose states are
 //     compatible. A job changes one state per version and, before the next, waits
@@ -24,7 +29,8 @@
 //     planned fails (CommitGuard, 8028). A node whose record lapsed is no
 //     longer waited for, so it stops committing before that (8027).
 //   - One job per table at a time, recorded in the table (TableInfo.Job):
-//     other DDLs on the table wait for it or settle it if its node is gone.
+//     other DDLs on the table wait for it or settle it if its node is gone
+//     (through the JobSettler; without one they fail).
 //   - Readers see only public columns and indexes; writers maintain the
 //     others as their state says (see SchemaState).
 //   - A TEMPORARY table (temp.go) never enters the shared schema: its
@@ -216,7 +222,7 @@ type TableInfo struct {
 	// as MySQL keeps them), in the order they were declared.
 	Checks []*CheckInfo `json:"checks,omitempty"`
 	// Job is the online schema change under way on this table, if any (at
-	// most one at a time; see job.go).
+	// most one at a time; see job.go, and sql/ddl for its states).
 	Job *SchemaJob `json:"job,omitempty"`
 	// Temporary: a session's TEMPORARY table (temp.go), never stored in
 	// the shared schema.

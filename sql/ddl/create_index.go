@@ -35,7 +35,7 @@ func buildIndex(t *catalog.TableInfo, name string, unique bool, parts []*ast.Ind
 	return idx, nil
 }
 
-// createIndex adds an index online (see catalog/job.go): it appears in
+// createIndex adds an index online (see job.go): it appears in
 // delete-only state, goes write-only once every node knows it, is
 // backfilled for the rows written before, and goes public.
 func (d *DDL) createIndex(ctx context.Context, tn *ast.TableName, name string, unique bool, parts []*ast.IndexPartSpecification, ifNotExists bool) error {

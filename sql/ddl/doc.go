@@ -19,17 +19,24 @@
 // temporary.go is the TEMPORARY-table side of CREATE, DROP and TRUNCATE:
 // those change only the session's DDL.Temp, never the shared schema.
 //
+// The online schema changes (F1) are here too, statement and state
+// machine together: the job kinds and how each steps through its states
+// (job.go: stepJob), running a job, waiting for or taking over another
+// node's, settling the jobs of gone nodes (job_run.go), and the backfill
+// a step needs (backfill.go).
+//
 // The seam with sql/catalog: the catalog holds the schema objects, their
-// storage and the machinery every SQL node takes part in: the DDL
-// transaction (Catalog.DDL: reruns after a conflict, waits for or settles
-// another table's job), the online schema-change jobs with their F1 state
-// steps and waits for every node (catalog/job.go, job_run.go), schema
-// leases and the commit gate (nodes.go, gate.go, sync.go). Those stay
-// there because the catalog's own DDL loop and background sync drive them.
-// This package turns a statement into that machinery's input: a
-// single-version change is one Catalog.DDL; an online one starts a job
-// (Mutator.StartJob inside Catalog.DDLJob), which the catalog steps
-// through its states, calling back here for a backfill.
+// storage and what every SQL node takes part in: the DDL transaction
+// (Catalog.DDL: reruns after a conflict), what a job is (SchemaJob,
+// recorded in its table; the jobs this node drives), schema leases and
+// the commit gate (nodes.go, gate.go, sync.go). A single-version change
+// is one Catalog.DDL; an online one starts a job (Mutator.StartJob inside
+// ddlJob) and steps it here with the catalog's primitives (EditJob,
+// WaitAllNodes, JobOwnerAlive). The catalog meets jobs itself, in a DDL
+// on a table whose job is under way and in Sync's look for jobs of gone
+// nodes; it calls back here through the catalog.JobSettler that
+// AttachJobs sets on it (session.NewBackend does, for the SQL node's
+// catalog). This package imports sql/catalog, never the reverse.
 //
 // Invariants:
 //   - A DDL function works from the Mutator alone (m.Schema(), never the
@@ -38,6 +45,9 @@
 //   - A DDL judges a table only after Mutator.RequireNoJob (tableFor does
 //     it), so it never decides on states a running job is changing.
 //   - Names are refused before anything runs (checkDDLNames).
+//   - A job moves one state per schema version and, before the next,
+//     waits for every live SQL node to run that version (F1's
+//     two-version invariant; see job.go).
 //   - A change that forbids values existing rows may hold (a column made
 //     NOT NULL) first makes writers refuse them (ColumnInfo.PreventNull),
 //     waits for every node to run that version, then checks the rows.
@@ -58,12 +68,14 @@
 //     m.PutTable; data that goes away is queued for GC through
 //     kv/delrange (see queueTableData).
 //  4. A change writers must follow in steps (adding or removing what
-//     they write): d.Catalog.DDLJob with a function that puts the object
-//     in its first state and calls m.StartJob. A new job kind needs its
-//     catalog.JobKind and its states in the catalog's stepJob, the
-//     writers' handling of its non-public states in sql/executor, and,
-//     when existing rows need work before it goes public, a reorg
-//     function here like backfillIndex.
-//  5. Tests: datadriven SQL in session/testdata (ddl, online_ddl),
-//     concurrent DML and node failures in session/online_ddl_test.go.
+//     they write): ddlJob with a function that puts the object in its
+//     first state and calls m.StartJob. A new job kind is all here: its
+//     JobKind constant and its states in job.go (stepJob, jobState; what
+//     a node that takes it over does in takeOver), and, when existing
+//     rows need work before it goes public, a backfill like
+//     backfillIndex run by runJob; outside this package only the
+//     writers' handling of its non-public states in sql/executor.
+//  5. Tests: its states in job_test.go (TestStepJobStates), datadriven
+//     SQL in session/testdata (ddl, online_ddl), concurrent DML and node
+//     failures in session/online_ddl_test.go.
 package ddl

@@ -17,20 +17,22 @@ import (
 //	ADD COLUMN   absent -> delete-only -> write-only -> public
 //	DROP INDEX   public -> write-only -> delete-only -> absent (entries queued for GC)
 //	DROP COLUMN  public -> write-only -> delete-only -> absent (with the
-//	             indexes over only its columns: SchemaJob.Indexes)
+//	             indexes over only its columns: catalog.SchemaJob.Indexes)
 //
 // Before each step the job waits until every live SQL node runs the
-// version of the previous one (waitAllNodes), so DML commits only ever
+// version of the previous one (Catalog.WaitAllNodes), so DML commits only ever
 // happen under two adjacent states, which are compatible: a delete-only
 // writer never leaves behind an entry an absent writer would not delete,
 // a write-only writer keeps the object exact for public readers, and the
 // backfill starts once no writer skips the index any more.
 //
-// The job is recorded in its table (TableInfo.Job) with the node driving
+// The job is recorded in its table (catalog.TableInfo.Job) with the node driving
 // it: one job per table at a time; any other DDL that would change the
 // table waits for it, or settles it when its node is gone (its record
 // lapsed, or it is this node and the job no longer runs here); syncing
-// nodes also look for such jobs in the background (settleOrphans).
+// nodes also look for such jobs in the background (settleOrphans). The
+// catalog reaches settleJob and settleOrphans through the
+// catalog.JobSettler AttachJobs sets (job_run.go).
 // Settling rolls an ADD back (absent again, entries queued for GC) and a
 // DROP forward; either way through the remaining states with their waits.
 // Meanwhile readers never see the non-public object and writers keep
