@@ -3,8 +3,8 @@ package ddl
 import (
 	"context"
 	"fmt"
-	"strings"
 	"math"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
