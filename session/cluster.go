@@ -81,6 +81,7 @@ func (b *Backend) loadGlobals(ctx context.Context) error {
 	for k, v := range vals {
 		b.globals.vals[k] = v
 	}
+	b.globals.gen.Add(1)
 	b.globals.mu.Unlock()
 	return nil
 }

@@ -549,7 +549,7 @@ func (s *Session) runSet(ctx context.Context, x *ast.SetStmt) error {
 				return err
 			}
 		}
-		s.vars[name] = norm
+		s.setSessionVar(name, norm)
 	}
 	return nil
 }

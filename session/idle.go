@@ -1,7 +1,6 @@
 package session
 
 import (
-	"strconv"
 	"time"
 )
 
@@ -10,7 +9,7 @@ import (
 // interactive_timeout.
 func (s *Session) SetInteractive() {
 	if v, err := s.getSysVar("interactive_timeout", true); err == nil {
-		s.vars["wait_timeout"] = v
+		s.setSessionVar("wait_timeout", v)
 	}
 }
 
@@ -18,8 +17,5 @@ func (s *Session) SetInteractive() {
 // (wait_timeout) before the server closes it. MySQL's least wait_timeout
 // is 1 second, so smaller values count as 1.
 func (s *Session) IdleTimeout() time.Duration {
-	v, _ := s.getSysVar("wait_timeout", false)
-	secs, _ := strconv.ParseFloat(v, 64)
-	secs = min(max(secs, 1), 31536000)
-	return time.Duration(secs) * time.Second
+	return s.hot().waitTimeout
 }

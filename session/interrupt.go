@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -31,9 +30,7 @@ func (s *Session) maxExecutionTime(node ast.StmtNode) time.Duration {
 	} else if _, ok := node.(*ast.SetOprStmt); !ok {
 		return 0
 	}
-	v, _ := s.getSysVar("max_execution_time", false)
-	ms, _ := strconv.ParseUint(v, 10, 64)
-	return time.Duration(ms) * time.Millisecond
+	return s.hot().maxExecution
 }
 
 // withMaxExecutionTime bounds a SELECT's context by maxExecutionTime; the
@@ -64,9 +61,7 @@ func interruptedErr(ctx context.Context, err error) error {
 
 // memQuota is tidb_mem_quota_query in bytes (0 or less: no quota).
 func (s *Session) memQuota() int64 {
-	v, _ := s.getSysVar("tidb_mem_quota_query", false)
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
+	return s.hot().memQuota
 }
 
 // uninterrupted is the context of a commit: as in MySQL, KILL and

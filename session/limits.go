@@ -92,7 +92,7 @@ func (b *Backend) HasConnectionAdmin(user, host string) bool {
 // initLimitVars copies the global max_allowed_packet into the session, as
 // MySQL does at connect.
 func (s *Session) initLimitVars() {
-	s.vars["max_allowed_packet"] = strconv.FormatInt(s.b.globalInt("max_allowed_packet"), 10)
+	s.setSessionVar("max_allowed_packet", strconv.FormatInt(s.b.globalInt("max_allowed_packet"), 10))
 }
 
 // MaxAllowedPacket is the session's max_allowed_packet

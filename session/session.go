@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,7 +201,9 @@ type Session struct {
 	transport Transport
 	priv      sessionPrivs // the account, its active roles and merged grants (privilege.go)
 
-	vars     map[string]string // session values of system variables
+	vars     map[string]string // session values of system variables (set through setSessionVar)
+	varGen   uint64            // counts changes of vars (hot_vars.go)
+	hotVars  hotVars
 	userVars map[string]types.Datum
 
 	txn kv.Txn
@@ -351,33 +352,18 @@ func (s *Session) readVar(name string, system, global bool) (types.Datum, error)
 	return varDatum(strings.ToLower(name), v), nil
 }
 
-func (s *Session) autocommit() bool {
-	v, _ := s.getSysVar("autocommit", false)
-	return v == "1"
-}
+func (s *Session) autocommit() bool { return s.hot().autocommit }
 
 func (s *Session) strictMode() bool { return s.sqlMode().IsStrict() }
 
 // autoIncSeries is auto_increment_increment and auto_increment_offset,
 // each within MySQL's 1..65535.
 func (s *Session) autoIncSeries() (increment, offset int64) {
-	read := func(name string) int64 {
-		v, _ := s.getSysVar(name, false)
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return 1
-		}
-		return min(n, 65535)
-	}
-	return read("auto_increment_increment"), read("auto_increment_offset")
+	h := s.hot()
+	return h.autoIncInc, h.autoIncOff
 }
 
-func (s *Session) lockWait() time.Duration {
-	v, _ := s.getSysVar("innodb_lock_wait_timeout", false)
-	var secs float64
-	fmt.Sscan(v, &secs)
-	return time.Duration(secs * float64(time.Second))
-}
+func (s *Session) lockWait() time.Duration { return s.hot().lockWait }
 
 // clustering is tidb_enable_clustered_index as the DDL executor takes it.
 func (s *Session) clustering() ddl.Clustering {

@@ -13,7 +13,7 @@ import (
 // (SET checked them), so parsing only fails for a value persisted by an
 // older version; MySQL's default is used then.
 func (s *Session) sqlMode() sqlmode.Mode {
-	text, _ := s.getSysVar("sql_mode", false)
+	text := s.hot().sqlModeText
 	if text == s.modeText && s.modeParsed {
 		return s.mode
 	}

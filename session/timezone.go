@@ -16,10 +16,7 @@ import (
 // timeZone is the zone @@time_zone names now. A value that no longer
 // resolves (it was checked when set) falls back to SYSTEM.
 func (s *Session) timeZone() *types.TimeZone {
-	name, err := s.getSysVar("time_zone", false)
-	if err != nil {
-		return types.SystemZone()
-	}
+	name := s.hot().timeZoneName
 	if s.tz != nil && name == s.tzName {
 		return s.tz
 	}

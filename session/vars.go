@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -139,6 +140,9 @@ var sysVars = map[string]sysVar{
 type globalVars struct {
 	mu   sync.RWMutex
 	vals map[string]string
+	// gen counts changes, so that sessions can tell their cached copies
+	// (hotVars) are current without taking mu.
+	gen atomic.Uint64
 }
 
 func (g *globalVars) get(name string) (string, bool) {
@@ -152,6 +156,7 @@ func (g *globalVars) set(name, v string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.vals[name] = v
+	g.gen.Add(1)
 }
 
 func errUnknownSysVar(name string) error { return errno.NewStd(mysql.ErrUnknownSystemVariable, name) }
