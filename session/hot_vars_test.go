@@ -12,15 +12,7 @@ import (
 // statement reads sees a SET in the session and a SET GLOBAL from another
 // session (for variables the session has not set itself).
 func TestHotVarsFollowChanges(t *testing.T) {
-	store, err := embedded.Open(t.TempDir(), embedded.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	be, err := NewBackend(store, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := newEmbeddedBackend(t)
 	ctx := context.Background()
 	open := func() *Session {
 		c, err := be.NewSession(ctx, "root", "127.0.0.1", "test")
@@ -57,4 +49,21 @@ func TestHotVarsFollowChanges(t *testing.T) {
 	if a.lockWait() != 7*time.Second {
 		t.Fatalf("session value lost to the global: %v", a.lockWait())
 	}
+}
+
+// newEmbeddedBackend is a SQL layer over a fresh embedded store, both
+// closed when the test ends.
+func newEmbeddedBackend(t testing.TB) *Backend {
+	t.Helper()
+	store, err := embedded.Open(t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	be, err := NewBackend(store, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(be.Close)
+	return be
 }

@@ -4,22 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/shoaldb/shoal/embedded"
 )
 
 // BenchmarkCheckPrivileges measures the per-statement privilege check of a
 // sysbench point select for root (global privileges) and for an account
 // granted on the table only: the check must stay off the hot path.
 func BenchmarkCheckPrivileges(b *testing.B) {
-	store, err := embedded.Open(b.TempDir(), embedded.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	be, err := NewBackend(store, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	be := newEmbeddedBackend(b)
 	ctx := context.Background()
 	root, err := be.NewSession(ctx, "root", "127.0.0.1", "test")
 	if err != nil {

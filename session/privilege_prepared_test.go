@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/shoaldb/shoal/embedded"
 	"github.com/shoaldb/shoal/errno"
 	"github.com/shoaldb/shoal/types"
 )
@@ -14,15 +13,7 @@ import (
 // privilege check holds only while the grants, the active roles, the
 // current database and the schema are those it passed under.
 func TestPreparedPrivilegeVerdict(t *testing.T) {
-	store, err := embedded.Open(t.TempDir(), embedded.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	be, err := NewBackend(store, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := newEmbeddedBackend(t)
 	ctx := context.Background()
 	root, err := be.NewSession(ctx, "root", "127.0.0.1", "test")
 	if err != nil {

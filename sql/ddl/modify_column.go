@@ -451,28 +451,8 @@ func typeChanged(oc, nc *catalog.ColumnInfo) bool {
 // column c of t while a generated column, an expression default or a
 // CHECK constraint names it.
 func exprDependency(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
-	for _, other := range t.Columns {
-		if other.ID == c.ID {
-			continue
-		}
-		text := other.GeneratedExpr
-		if text == "" && other.DefaultIsExpr && other.Default != nil {
-			text = *other.Default
-		}
-		if text == "" {
-			continue
-		}
-		cols, err := storedExprColumns(text)
-		if err != nil {
-			return err
-		}
-		if !namesColumn(cols, c.Name) {
-			continue
-		}
-		if other.IsGenerated() {
-			return errno.NewStd(mysql.ErrDependentByGeneratedColumn, c.Name)
-		}
-		return errno.NewConstraint(errno.ErrDependentByDefaultGeneratedValue, c.Name, t.Name)
+	if err := columnExprDependency(t, c); err != nil {
+		return err
 	}
 	for _, ck := range t.Checks {
 		cols, err := storedExprColumns(ck.Expr)

@@ -401,11 +401,10 @@ func namesColumn(cols []string, name string) bool {
 	return false
 }
 
-// dropColumnExprs settles what t's expressions say about dropping column
-// c, as MySQL: a generated column (3108) or expression default (3837)
-// reading it refuses the drop; a CHECK reading only it goes with it, one
-// reading other columns too refuses the drop (3959).
-func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
+// columnExprDependency is the error MySQL gives for renaming or dropping
+// column c of t while another column's generated expression (3108) or
+// expression default (3837) names it.
+func columnExprDependency(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 	for _, other := range t.Columns {
 		if other.ID == c.ID {
 			continue
@@ -428,6 +427,17 @@ func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
 			return errno.NewStd(mysql.ErrDependentByGeneratedColumn, c.Name)
 		}
 		return errno.NewConstraint(errno.ErrDependentByDefaultGeneratedValue, c.Name, t.Name)
+	}
+	return nil
+}
+
+// dropColumnExprs settles what t's expressions say about dropping column
+// c, as MySQL: a generated column (3108) or expression default (3837)
+// reading it refuses the drop; a CHECK reading only it goes with it, one
+// reading other columns too refuses the drop (3959).
+func dropColumnExprs(t *catalog.TableInfo, c *catalog.ColumnInfo) error {
+	if err := columnExprDependency(t, c); err != nil {
+		return err
 	}
 	kept := t.Checks[:0]
 	for _, ck := range t.Checks {
