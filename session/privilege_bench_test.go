@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"testing"
-
 )
 
 // BenchmarkCheckPrivileges measures the per-statement privilege check of a
